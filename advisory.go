@@ -1,0 +1,3 @@
+package erradvisor
+
+// The Advisor, which scans a transcript for the notes of the next request, lives here.

@@ -1,0 +1,3 @@
+module github.com/erradvisor/erradvisor
+
+go 1.26

@@ -1,0 +1,3 @@
+package erradvisor
+
+// Advisory notes, their templates and the framing of provider text live here.

@@ -1,0 +1,3 @@
+package erradvisor
+
+// The retry policy, backoff schedule and Retrier live here.
