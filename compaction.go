@@ -127,11 +127,13 @@ func (t *CompactionTracker) Started(reason CompactionReason, at time.Time) Compa
 // recovery whose result did not shrink the context (EstimatedTokensAfter not
 // below TokensBefore, when both are known) counts as not completed, so that
 // a compaction that cannot help never loops. WillRetry in the returned event
-// is true only for an overflow recovery that compacted.
+// is true only for an overflow recovery that compacted. An end with no
+// compaction under way changes nothing and reports the reason of the last
+// compaction.
 func (t *CompactionTracker) Ended(res *CompactionResult, err error, at time.Time) CompactionEnd {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	reason := t.pendingReason
+	reason, tracked := t.pendingReason, t.pending
 	t.pending = false
 	ev := CompactionEnd{Reason: reason, Result: res}
 	switch {
@@ -143,7 +145,7 @@ func (t *CompactionTracker) Ended(res *CompactionResult, err error, at time.Time
 	case res.TokensBefore > 0 && res.EstimatedTokensAfter >= res.TokensBefore:
 		ev.ErrorMessage = "compaction did not reduce the context"
 	}
-	if reason != CompactionOverflow {
+	if reason != CompactionOverflow || !tracked {
 		return ev
 	}
 	if ev.ErrorMessage != "" {
@@ -156,13 +158,14 @@ func (t *CompactionTracker) Ended(res *CompactionResult, err error, at time.Time
 }
 
 // Canceled records that the user cancelled the compaction last started. A
-// cancelled compaction leaves no report: user aborts are silent.
+// cancelled compaction leaves no report: user aborts are silent. A cancel
+// with no compaction under way changes nothing.
 func (t *CompactionTracker) Canceled(at time.Time) CompactionEnd {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	reason := t.pendingReason
+	reason, tracked := t.pendingReason, t.pending
 	t.pending = false
-	if reason == CompactionOverflow {
+	if reason == CompactionOverflow && tracked {
 		t.report = CompactionReport{}
 	}
 	return CompactionEnd{Reason: reason, Aborted: true}
