@@ -471,9 +471,12 @@ func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note
 		} else {
 			nb.text("The previous request was refused because a usage limit or quota was reached")
 		}
-		nb.text(" (reason: ")
-		nb.text(reasonOr(c.Reason, c.Class))
-		nb.text("). Retrying will not clear it")
+		if r, ok := knownReason(c.Reason); ok {
+			nb.text(" (reason: ")
+			nb.text(r)
+			nb.text(")")
+		}
+		nb.text(". Retrying will not clear it")
 		if c.Class == Billing {
 			nb.text(" until the balance is topped up")
 		}
@@ -488,9 +491,9 @@ func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note
 	default:
 		nb.text("The previous request failed with a provider error that retrying does not fix (class: ")
 		nb.text(c.Class.String())
-		if c.Reason != "" {
+		if r, ok := knownReason(c.Reason); ok {
 			nb.text(", reason: ")
-			nb.text(string(c.Reason))
+			nb.text(r)
 		}
 		nb.text(").")
 	}
@@ -506,12 +509,13 @@ func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note
 	return nb.note(ProviderErrorNote), true
 }
 
-// reasonOr returns the reason, or the class name when the reason is empty.
-func reasonOr(r Reason, c Class) string {
-	if r != "" {
-		return string(r)
+// knownReason returns r as text when it is a declared, non-empty reason:
+// only those are written into notes unquoted.
+func knownReason(r Reason) (string, bool) {
+	if _, ok := r.Class(); !ok || r == "" {
+		return "", false
 	}
-	return c.String()
+	return string(r), true
 }
 
 // commandNote renders the note for a failed host command.
