@@ -227,7 +227,6 @@ func (c Classification) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-
 // Classifier classifies failures with a compiled rule set. Build one with
 // NewClassifier; the package-level Classify uses the embedded defaults. A
 // Classifier is immutable once built and safe for concurrent use.

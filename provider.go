@@ -22,13 +22,13 @@ var providerAliases = map[string]string{
 
 	"mistral": "mistral", "mistralai": "mistral",
 	"groq": "groq",
-	"xai": "xai", "grok": "xai",
-	"deepseek": "deepseek",
+	"xai":  "xai", "grok": "xai",
+	"deepseek":   "deepseek",
 	"openrouter": "openrouter",
-	"together": "together", "togetherai": "together",
+	"together":   "together", "togetherai": "together",
 	"fireworks": "fireworks", "fireworksai": "fireworks",
 	"cerebras": "cerebras",
-	"cohere": "cohere",
+	"cohere":   "cohere",
 
 	"kimi": "kimi", "moonshot": "kimi", "moonshotai": "kimi", "kimicoding": "kimi", "kimiforcoding": "kimi",
 	"zai": "zai", "zhipu": "zai", "zhipuai": "zai", "glm": "zai", "bigmodel": "zai", "zaicodingplan": "zai",
@@ -38,9 +38,9 @@ var providerAliases = map[string]string{
 
 	"copilot": "copilot", "githubcopilot": "copilot",
 	"litellm": "litellm",
-	"ollama": "ollama", "ollamacloud": "ollama",
+	"ollama":  "ollama", "ollamacloud": "ollama",
 	"llamacpp": "llamacpp", "llamaserver": "llamacpp",
-	"vllm": "vllm",
+	"vllm":     "vllm",
 	"lmstudio": "lmstudio",
 }
 
