@@ -517,3 +517,71 @@ func BenchmarkNotesFailing100000(b *testing.B) {
 	benchmarkNotes(b, longTranscript(100_000, ok(), user(), Entry{Kind: EntryToolResult},
 		fail(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, time.Minute)))
 }
+
+// TestAdvisorWithDefaultRules runs the scenarios on real provider texts
+// through the embedded default rules.
+func TestAdvisorWithDefaultRules(t *testing.T) {
+	tests := []struct {
+		name, provider, msg string
+		model               string
+		want                []NoteKind
+		contains, excludes  []string
+	}{
+		{name: "overloaded, retries exhausted", provider: "anthropic",
+			msg:      `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"automatic retries did not succeed", "usually transient"}},
+		{name: "tokens-per-minute rate limit is transient, not overflow", provider: "openai",
+			msg:      `429 Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 2s.`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"usually transient"}, excludes: []string{"context window"}},
+		{name: "overflow", provider: "anthropic", model: "m1",
+			msg:      `400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"exceeded the model's context window", "larger context window"}, excludes: []string{"transient"}},
+		{name: "overflow after a model switch", provider: "anthropic", model: "m2",
+			msg:      `prompt is too long: 213462 tokens > 200000 maximum`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"different one"}, excludes: []string{"larger context window"}},
+		{name: "quota is not transient", provider: "openai",
+			msg:      `429 You exceeded your current quota, please check your plan and billing details. {"code":"insufficient_quota"}`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"reason: quota", "Retrying will not clear it"}, excludes: []string{"transient"}},
+		{name: "quota with a stated reset", provider: "google",
+			msg:      `You have exhausted your capacity on this model. Your quota will reset after 8h44m7s.`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"reason: usage_limit", "resets at 2026-03-14 20:43 UTC"}},
+		{name: "billing", provider: "deepseek", msg: `402 Insufficient Balance`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"reason: credits", "until the balance is topped up"}},
+		{name: "invalid key, redacted", provider: "openai",
+			msg:      `401 Incorrect API key provided: sk-abcdefghijklmnopqrstu. You can find your API key at https://platform.openai.com/account/api-keys.`,
+			want:     []NoteKind{ProviderErrorNote},
+			contains: []string{"class: permanent, reason: auth", "[redacted]"}, excludes: []string{"sk-abc"}},
+		{name: "aborted request is silent", provider: "anthropic", msg: `Request was aborted`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAdvisor(AdvisorConfig{})
+			e := fail(tt.msg, time.Minute)
+			e.Provider = tt.provider
+			notes := a.Notes(now, tt.provider, tt.model, NewestFirst([]Entry{user(), e}))
+			if diff := cmp.Diff(tt.want, kinds(notes)); diff != "" {
+				t.Fatalf("kinds (-want +got):\n%s\nnotes: %+v", diff, notes)
+			}
+			for _, n := range notes {
+				checkNote(t, n)
+				for _, s := range tt.contains {
+					if !strings.Contains(n.Text, s) {
+						t.Errorf("note lacks %q: %q", s, n.Text)
+					}
+				}
+				for _, s := range tt.excludes {
+					if strings.Contains(n.Text, s) {
+						t.Errorf("note holds %q: %q", s, n.Text)
+					}
+				}
+			}
+		})
+	}
+}
