@@ -1,7 +1,9 @@
 package erradvisor
 
 import (
+	"context"
 	"iter"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -79,8 +81,21 @@ type Entry struct {
 	// HasToolCalls reports tool calls in an assistant entry.
 	HasToolCalls bool
 	// ThinkingOnly reports an assistant entry that carried only thinking
-	// content, neither text nor tool calls.
+	// content, neither text nor tool calls. Like an empty turn, it is not a
+	// success: the scan reads past it.
 	ThinkingOnly bool
+}
+
+// LogValue implements slog.LogValuer. It leaves out the error text, which
+// may carry secrets.
+func (e Entry) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("kind", e.Kind.String()),
+		slog.String("stop_reason", e.StopReason),
+		slog.String("provider", e.Provider),
+		slog.String("model", e.Model),
+		slog.Time("time", e.Time),
+	)
 }
 
 // NewestFirst returns a view of entries, stored oldest first, that yields
@@ -125,6 +140,10 @@ type AdvisorConfig struct {
 	// Classifier classifies the failed request's error text. Nil means the
 	// package-level Classify with the embedded default rules.
 	Classifier *Classifier
+	// Logger, when set, receives a debug record for every note built and
+	// for every failure or command failure left without a note, with the
+	// reason. Records never carry provider or command text.
+	Logger *slog.Logger
 }
 
 // commandFailure is a command failure waiting to be reported.
@@ -147,6 +166,7 @@ type Advisor struct {
 	commandTTL time.Duration
 	tracker    *CompactionTracker
 	classify   func(Failure) Classification
+	logger     *slog.Logger
 
 	command *commandFailure // the latest unreported command failure
 
@@ -164,6 +184,7 @@ func NewAdvisor(cfg AdvisorConfig) *Advisor {
 		errorTTL:   cfg.ErrorTTL,
 		commandTTL: cfg.CommandTTL,
 		tracker:    cfg.Tracker,
+		logger:     cfg.Logger,
 	}
 	if a.maxNotes <= 0 {
 		a.maxNotes = DefaultMaxNotes
@@ -191,7 +212,7 @@ func (a *Advisor) ensure() {
 	if a.stepFn != nil {
 		return
 	}
-	d := NewAdvisor(AdvisorConfig{MaxNotes: a.maxNotes, ErrorTTL: a.errorTTL, CommandTTL: a.commandTTL, Tracker: a.tracker})
+	d := NewAdvisor(AdvisorConfig{MaxNotes: a.maxNotes, ErrorTTL: a.errorTTL, CommandTTL: a.commandTTL, Tracker: a.tracker, Logger: a.logger})
 	a.maxNotes, a.errorTTL, a.commandTTL = d.maxNotes, d.errorTTL, d.commandTTL
 	a.tracker, a.classify = d.tracker, d.classify
 	a.stepFn = a.step
@@ -272,7 +293,7 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 	room := a.maxNotes
 	compacted := false
 	if r, ok := a.tracker.TakeReport(now); ok {
-		dst = append(dst, compactionNote(r))
+		dst = a.add(dst, compactionNote(r), slog.String("outcome", r.Outcome.String()))
 		room--
 		compacted = true
 	}
@@ -282,15 +303,21 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 		transcript(a.stepFn)
 		e, found := a.failed, a.hasFail
 		a.failed, a.hasFail = Entry{}, false
-		if found && !a.stale(e.Time, now, a.errorTTL) {
+		switch {
+		case !found:
+		case a.stale(e.Time, now, a.errorTTL):
+			a.skip("stale failed request", slog.Time("at", e.Time))
+		default:
 			c := a.classify(Failure{Provider: e.Provider, Model: e.Model, Message: e.ErrorMessage, At: e.Time})
-			// A compaction note already tells the model about an overflow.
-			if !(compacted && c.Class == Overflow) {
-				switched := differs(e.Model, model) || differs(e.Provider, provider)
-				if n, ok := providerNote(e, c, switched, now); ok {
-					dst = append(dst, n)
-					room--
-				}
+			switched := differs(e.Model, model) || differs(e.Provider, provider)
+			if compacted && c.Class == Overflow {
+				// The compaction note already tells the model.
+				a.skip("overflow reported by the compaction note")
+			} else if n, ok := providerNote(e, c, switched, now); ok {
+				dst = a.add(dst, n, slog.Any("classification", c), slog.Bool("model_switched", switched))
+				room--
+			} else {
+				a.skip("cancelled request", slog.Any("classification", c))
 			}
 		}
 	}
@@ -298,13 +325,33 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 	if cf := a.command; cf != nil {
 		switch {
 		case a.stale(cf.at, now, a.commandTTL):
+			a.skip("stale command failure", slog.Time("at", cf.at))
 			a.command = nil
 		case room > 0:
-			dst = append(dst, commandNote(cf.name, cf.errText))
+			dst = a.add(dst, commandNote(cf.name, cf.errText))
 			a.command = nil
+		default:
+			a.skip("command failure kept for a later request: note cap reached")
 		}
 	}
 	return dst
+}
+
+// add appends n to dst and logs it.
+func (a *Advisor) add(dst []Note, n Note, attrs ...slog.Attr) []Note {
+	if a.logger != nil {
+		a.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: note",
+			append([]slog.Attr{slog.Any("note", n)}, attrs...)...)
+	}
+	return append(dst, n)
+}
+
+// skip logs why something gives no note.
+func (a *Advisor) skip(why string, attrs ...slog.Attr) {
+	if a.logger != nil {
+		a.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: no note",
+			append([]slog.Attr{slog.String("why", why)}, attrs...)...)
+	}
 }
 
 // differs reports whether two known identifiers differ, ignoring case.

@@ -3,6 +3,7 @@ package erradvisor
 import (
 	"errors"
 	"iter"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -583,5 +584,25 @@ func TestAdvisorWithDefaultRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAdvisorLogsWithoutProviderText(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	a := newTestAdvisor(AdvisorConfig{Logger: logger})
+	a.CommandFailed("deploy", "secret-ish command output", now.Add(-time.Hour))
+	a.Notes(now, "anthropic", "m1", NewestFirst([]Entry{user(), fail("overloaded sk-abcdefghijklmnop", time.Hour)}))
+	a.Notes(now, "anthropic", "m1", NewestFirst([]Entry{user(), fail("overloaded sk-abcdefghijklmnop", time.Minute)}))
+	got := buf.String()
+	for _, want := range []string{"why=\"stale failed request\"", "why=\"stale command failure\"", "note.kind=provider_error", "classification.class=transient"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %s:\n%s", want, got)
+		}
+	}
+	for _, leak := range []string{"sk-abc", "secret-ish", "overloaded sk"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("log holds %q:\n%s", leak, got)
+		}
 	}
 }
