@@ -314,10 +314,11 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 				// The compaction note already tells the model.
 				a.skip("overflow reported by the compaction note")
 			} else if n, ok := providerNote(e, c, switched, now); ok {
-				dst = a.add(dst, n, slog.Any("classification", c), slog.Bool("model_switched", switched))
+				dst = a.add(dst, n, slog.String("class", c.Class.String()), slog.String("rule", c.Rule),
+					slog.Bool("model_switched", switched))
 				room--
 			} else {
-				a.skip("cancelled request", slog.Any("classification", c))
+				a.skip("cancelled request", slog.String("rule", c.Rule))
 			}
 		}
 	}
@@ -341,7 +342,7 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 func (a *Advisor) add(dst []Note, n Note, attrs ...slog.Attr) []Note {
 	if a.logger != nil {
 		a.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: note",
-			append([]slog.Attr{slog.Any("note", n)}, attrs...)...)
+			append([]slog.Attr{slog.String("kind", n.Kind.String())}, attrs...)...)
 	}
 	return append(dst, n)
 }

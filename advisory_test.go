@@ -462,6 +462,31 @@ func TestAdvisorNoteFreePathAllocatesNothing(t *testing.T) {
 	}
 }
 
+func TestAdvisorSilentPathsAllocateNothing(t *testing.T) {
+	tests := []struct {
+		name       string
+		transcript []Entry
+	}{
+		{"stale error", []Entry{user(), fail("overloaded", time.Hour)}},
+		{"aborted request", []Entry{user(), fail("Request was aborted", time.Minute)}},
+		{"user abort", []Entry{user(), {Kind: EntryAssistant, StopReason: StopReasonAborted}}},
+		{"summary", []Entry{fail("overloaded", time.Minute), {Kind: EntryCompactionSummary}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAdvisor(AdvisorConfig{}) // the default rules
+			transcript := NewestFirst(tt.transcript)
+			if n := testing.AllocsPerRun(100, func() {
+				if notes := a.Notes(now, "anthropic", "m1", transcript); notes != nil {
+					t.Fatalf("unexpected notes %+v", notes)
+				}
+			}); n != 0 {
+				t.Errorf("Notes allocated %v times per call, want 0", n)
+			}
+		})
+	}
+}
+
 func FuzzAdvisorNotes(f *testing.F) {
 	f.Add("overloaded", "m1", "m2", int64(60), uint8(1), "deploy", "boom")
 	f.Add("prompt is too long", "", "m2", int64(0), uint8(2), "", "")
@@ -595,7 +620,7 @@ func TestAdvisorLogsWithoutProviderText(t *testing.T) {
 	a.Notes(now, "anthropic", "m1", NewestFirst([]Entry{user(), fail("overloaded sk-abcdefghijklmnop", time.Hour)}))
 	a.Notes(now, "anthropic", "m1", NewestFirst([]Entry{user(), fail("overloaded sk-abcdefghijklmnop", time.Minute)}))
 	got := buf.String()
-	for _, want := range []string{"why=\"stale failed request\"", "why=\"stale command failure\"", "note.kind=provider_error", "classification.class=transient"} {
+	for _, want := range []string{"why=\"stale failed request\"", "why=\"stale command failure\"", "kind=provider_error", "class=transient"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %s:\n%s", want, got)
 		}

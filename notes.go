@@ -454,12 +454,13 @@ func compactionNote(r CompactionReport) Note {
 // model or provider, which softens an overflow note. It reports false for a
 // failure that calls for silence.
 func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note, bool) {
+	if c.Class == Canceled {
+		return Note{}, false
+	}
 	var nb noteBuilder
 	nb.text(notePrefix)
 	var tail string
 	switch c.Class {
-	case Canceled:
-		return Note{}, false
 	case Transient:
 		nb.text("The previous request failed with a provider error, and automatic retries did not succeed.")
 		tail = " Errors of this kind are usually transient and not caused by the content of the request."
