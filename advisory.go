@@ -274,7 +274,9 @@ func (a *Advisor) Notes(now time.Time, provider, model string, transcript iter.S
 // request's conversation, newest entry first (see NewestFirst). It is read
 // only as far back as the latest successful or aborted assistant entry or
 // summary, so the cost does not grow with the transcript's length, and
-// nothing is allocated when there is no note.
+// nothing is allocated when there is no note. When the failed request went
+// to another model or provider than this one, its overflow note is softened:
+// it does not suggest a change the user has already made.
 //
 // The transcript must be the context the request is built from: a host that
 // retries a transient failure automatically leaves the failed attempt out of
