@@ -270,8 +270,12 @@ func Backoff(p Policy, attempt int, rnd float64) time.Duration {
 		mult = DefaultMultiplier
 	}
 	d := limit
-	if v := float64(p.BaseDelay) * math.Pow(mult, float64(attempt-1)); v < float64(limit) {
-		d = time.Duration(v)
+	// With a factor of at least 2, 64 doublings of even 1ns exceed any
+	// Duration: skip math.Pow, which is slow for large exponents.
+	if mult < 2 || attempt <= 64 {
+		if v := float64(p.BaseDelay) * math.Pow(mult, float64(attempt-1)); v < float64(limit) {
+			d = time.Duration(v)
+		}
 	}
 	if d < p.BaseDelay && p.BaseDelay <= limit {
 		d = p.BaseDelay
@@ -973,10 +977,29 @@ func matchPattern(s string, patterns []string) string {
 // containsFold reports whether sub occurs in s, ignoring case (letters
 // whose folded forms differ in byte length excepted), without allocating.
 func containsFold(s, sub string) bool {
+	if len(sub) == 0 {
+		return true
+	}
+	first := sub[0]
+	ascii := first < 0x80
+	if ascii {
+		first = lowerASCII(first)
+	}
 	for i := 0; i+len(sub) <= len(s); i++ {
+		// Two ASCII bytes fold together only when their lower cases match.
+		if ascii && s[i] < 0x80 && lowerASCII(s[i]) != first {
+			continue
+		}
 		if strings.EqualFold(s[i:i+len(sub)], sub) {
 			return true
 		}
 	}
 	return false
+}
+
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + ('a' - 'A')
+	}
+	return b
 }
