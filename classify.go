@@ -1,9 +1,14 @@
 package erradvisor
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -226,18 +231,129 @@ func (c Classification) LogValue() slog.Value {
 // NewClassifier; the package-level Classify uses the embedded defaults. A
 // Classifier is immutable once built and safe for concurrent use.
 type Classifier struct {
-	rules *ruleSet
+	rules   []*rule
+	m       *matcher
+	anchors [numAnchors]int32 // phrase ids of the anchor phrases
 }
 
-// Classify classifies f with c's rules.
-func (c *Classifier) Classify(f Failure) Classification {
-	return Classification{} // implemented with the rule engine
+// NewClassifier compiles rule sets into a Classifier. Layers come highest
+// priority first: every rule of a layer is tried before any rule of the
+// layers after it, and a rule id in a higher layer hides the rule of the
+// same id below it (a disabled rule only hides). To layer a project file
+// over a user file over the defaults:
+//
+//	defaults, _ := erradvisor.DefaultRules()
+//	c, err := erradvisor.NewClassifier(project, user, defaults)
+//
+// Nil sets are skipped.
+func NewClassifier(layers ...*RuleSet) (*Classifier, error) {
+	return newClassifier(layers...)
 }
+
+// LoadClassifier builds a Classifier from rule files layered over the
+// embedded defaults, highest priority first. Paths that do not exist are
+// skipped, so a host can pass its project and user locations unconditionally.
+func LoadClassifier(paths ...string) (*Classifier, error) {
+	layers := make([]*RuleSet, 0, len(paths)+1)
+	for _, p := range paths {
+		s, err := LoadRuleFile(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+		layers = append(layers, s)
+	}
+	d, err := DefaultRules()
+	if err != nil {
+		return nil, err
+	}
+	return newClassifier(append(layers, d)...)
+}
+
+func newClassifier(layers ...*RuleSet) (*Classifier, error) {
+	c := &Classifier{}
+	seen := map[string]bool{}
+	for _, l := range layers {
+		if l == nil {
+			continue
+		}
+		for _, r := range l.rules {
+			if seen[r.id] {
+				continue
+			}
+			seen[r.id] = true
+			if !r.disabled {
+				c.rules = append(c.rules, r)
+			}
+		}
+	}
+	// One phrase list for all rules and anchors.
+	ids := map[string]int32{}
+	var phrases []string
+	id := func(p string) int32 {
+		if i, ok := ids[p]; ok {
+			return i
+		}
+		i := int32(len(phrases))
+		ids[p] = i
+		phrases = append(phrases, p)
+		return i
+	}
+	for i, p := range anchorPhrases {
+		c.anchors[i] = id(normalizePhrase(p))
+	}
+	compiled := make([]*rule, len(c.rules))
+	for i, r := range c.rules {
+		cr := *r // rules of a RuleSet stay untouched; ids belong to this Classifier
+		cr.matchID, cr.allID, cr.unlessID = nil, nil, nil
+		for _, p := range r.match {
+			cr.matchID = append(cr.matchID, id(p))
+		}
+		for _, p := range r.all {
+			cr.allID = append(cr.allID, id(p))
+		}
+		for _, p := range r.unless {
+			cr.unlessID = append(cr.unlessID, id(p))
+		}
+		compiled[i] = &cr
+	}
+	c.rules = compiled
+	m, err := newMatcher(phrases)
+	if err != nil {
+		return nil, err
+	}
+	c.m = m
+	return c, nil
+}
+
+var defaultClassifier = sync.OnceValues(func() (*Classifier, error) {
+	d, err := DefaultRules()
+	if err != nil {
+		return nil, err
+	}
+	return newClassifier(d)
+})
+
+// DefaultClassifier returns the Classifier of the embedded default rules,
+// which Classify uses. The error is never non-nil in a released build.
+func DefaultClassifier() (*Classifier, error) { return defaultClassifier() }
 
 // Classify classifies f with the embedded default rules. It never panics and
-// does not allocate for messages of ordinary size.
+// does not allocate for messages up to a few kilobytes.
+//
+// Evidence is weighed in order of strength: the Go error chain (f.Err), then
+// the x-should-retry header, then the rules (provider-specific first, then
+// generic, then the HTTP status alone). Body text beats the status: a 429
+// whose body says "insufficient_quota" is Quota, a 400 whose body speaks of
+// the context length is Overflow.
 func Classify(f Failure) Classification {
-	return Classification{} // implemented with the rule engine
+	c, err := defaultClassifier()
+	if err != nil {
+		return Classification{}
+	}
+	return c.Classify(f)
 }
 
 // ClassifyError classifies a Go error alone: it walks the error chain for
@@ -247,4 +363,202 @@ func ClassifyError(err error) Classification {
 		return Classification{}
 	}
 	return Classify(Failure{Err: err})
+}
+
+// Classify classifies f with c's rules. See the package-level Classify.
+func (c *Classifier) Classify(f Failure) Classification {
+	if c == nil || c.m == nil {
+		return Classification{}
+	}
+	if f.Err != nil {
+		if cl, ok := classifyErrChain(f.Err); ok {
+			if cl.Class != Canceled {
+				cl.RetryAfter = RetryAfter(f.Header, f.At)
+			}
+			return cl
+		}
+	}
+	msg := f.Message
+	if msg == "" && f.Err != nil {
+		msg = f.Err.Error()
+	}
+	var stack [32]uint64
+	set := stack[:]
+	if need := (c.m.nphrase + 63) / 64; need > len(stack) {
+		set = make([]uint64, need)
+	} else {
+		set = set[:need]
+	}
+	h := hits{set: set}
+	var ends [numAnchors]int
+	for i := range ends {
+		ends[i] = -1
+	}
+	c.m.scan(msg, &h, c.anchors[:], ends[:])
+	if f.Code != "" {
+		c.m.scan(f.Code, &h, nil, nil)
+	}
+	status := f.Status
+	if status == 0 {
+		status = statusFromText(msg, &ends)
+	}
+	prov := c.provider(f.Provider)
+	xsr := header(f.Header, "X-Should-Retry", "x-should-retry")
+
+	cl := c.firstRule(prov, status, f.Code, msg, &h, xsr == "false")
+	if cl.Class == Unknown && f.Err != nil && f.Message != "" {
+		// The body said nothing; the Go error's own text may.
+		text := f.Err.Error()
+		clear(set)
+		c.m.scan(text, &h, nil, nil)
+		cl = c.firstRule(prov, status, f.Code, text, &h, xsr == "false")
+	}
+	if xsr == "true" && cl.Class != Transient {
+		cl = Classification{Class: Transient, Reason: transientReason(status), Rule: "header.x-should-retry"}
+	}
+	cl.RetryAfter = RetryAfter(f.Header, f.At)
+	wait, reset := bodyHints(msg, &ends)
+	if cl.RetryAfter == 0 {
+		cl.RetryAfter = wait
+	}
+	cl = adjustForWait(cl)
+	if cl.Class == Quota || cl.Class == Billing {
+		switch {
+		case !reset.IsZero():
+			cl.ResetAt = reset
+		case cl.RetryAfter > 0 && !f.At.IsZero():
+			cl.ResetAt = f.At.Add(cl.RetryAfter)
+		}
+	}
+	return cl
+}
+
+// firstRule returns the classification of the first rule that applies.
+func (c *Classifier) firstRule(prov string, status int, code, msg string, h *hits, noTransient bool) Classification {
+	for _, r := range c.rules {
+		if noTransient && r.class == Transient {
+			continue
+		}
+		if r.applies(prov, status, code, msg, h) {
+			return Classification{Class: r.class, Reason: r.reason, Rule: r.id}
+		}
+	}
+	return Classification{}
+}
+
+// applies reports whether r's guards, triggers and constraints hold.
+func (r *rule) applies(prov string, status int, code, msg string, h *hits) bool {
+	if len(r.providers) > 0 && !slices.Contains(r.providers, prov) {
+		return false
+	}
+	if len(r.status) > 0 && !slices.Contains(r.status, status) {
+		return false
+	}
+	for _, id := range r.allID {
+		if !h.has(id) {
+			return false
+		}
+	}
+	for _, id := range r.unlessID {
+		if h.has(id) {
+			return false
+		}
+	}
+	if len(r.codes) == 0 && len(r.matchID) == 0 && r.re == nil {
+		return true
+	}
+	if code != "" {
+		for _, cd := range r.codes {
+			if strings.EqualFold(cd, code) {
+				return true
+			}
+		}
+	}
+	for _, id := range r.matchID {
+		if h.has(id) {
+			return true
+		}
+	}
+	return r.re != nil && r.re.MatchString(msg)
+}
+
+// ruleMatchesExample reports whether r alone applies to an example text,
+// with r's first provider and status as the context.
+func (c *Classifier) ruleMatchesExample(r *rule, text string) bool {
+	var cr *rule
+	for _, x := range c.rules {
+		if x.id == r.id {
+			cr = x
+		}
+	}
+	if cr == nil {
+		return false
+	}
+	prov, status, code := "", 0, ""
+	if len(r.providers) > 0 {
+		prov = r.providers[0]
+	}
+	if len(r.status) > 0 {
+		status = r.status[0]
+	}
+	msg := text
+	if len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.codes) > 0 {
+		code, msg = text, ""
+	}
+	h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
+	c.m.scan(msg, &h, nil, nil)
+	c.m.scan(code, &h, nil, nil)
+	return cr.applies(prov, status, code, msg, &h)
+}
+
+// provider returns the canonical id of p, without allocating.
+func (c *Classifier) provider(p string) string {
+	if p == "" {
+		return ""
+	}
+	var buf [64]byte
+	f := foldProvider(p, buf[:])
+	if canon, ok := providerAliases[string(f)]; ok {
+		return canon
+	}
+	for _, r := range c.rules { // ids only user rules name
+		for _, rp := range r.providers {
+			if rp == string(f) {
+				return rp
+			}
+		}
+	}
+	return ""
+}
+
+// transientReason names the transient reason a bare status implies.
+func transientReason(status int) Reason {
+	switch status {
+	case 429:
+		return ReasonRateLimit
+	case 503, 529:
+		return ReasonOverloaded
+	case 408, 504:
+		return ReasonTimeout
+	}
+	return ReasonServer
+}
+
+// Stated waits move a verdict across the transient/quota line. A quota that
+// says it resets within a minute is a per-minute limit in all but name; a
+// rate limit that asks for an hour or more will not clear within any retry
+// budget and is a quota in all but name.
+const (
+	shortQuotaWait = time.Minute
+	longRateWait   = time.Hour
+)
+
+func adjustForWait(cl Classification) Classification {
+	switch {
+	case cl.Class == Quota && cl.Reason != ReasonSuspended && cl.RetryAfter > 0 && cl.RetryAfter <= shortQuotaWait:
+		cl.Class, cl.Reason, cl.Rule = Transient, ReasonRateLimit, cl.Rule+".short_wait"
+	case cl.Class == Transient && cl.Reason == ReasonRateLimit && cl.RetryAfter >= longRateWait:
+		cl.Class, cl.Reason, cl.Rule = Quota, ReasonQuota, cl.Rule+".long_wait"
+	}
+	return cl
 }

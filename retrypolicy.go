@@ -983,11 +983,11 @@ func containsFold(s, sub string) bool {
 	first := sub[0]
 	ascii := first < 0x80
 	if ascii {
-		first = lowerASCII(first)
+		first = asciiLower(first)
 	}
 	for i := 0; i+len(sub) <= len(s); i++ {
 		// Two ASCII bytes fold together only when their lower cases match.
-		if ascii && s[i] < 0x80 && lowerASCII(s[i]) != first {
+		if ascii && s[i] < 0x80 && asciiLower(s[i]) != first {
 			continue
 		}
 		if strings.EqualFold(s[i:i+len(sub)], sub) {
@@ -997,7 +997,7 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-func lowerASCII(b byte) byte {
+func asciiLower(b byte) byte {
 	if 'A' <= b && b <= 'Z' {
 		return b + ('a' - 'A')
 	}

@@ -1,0 +1,84 @@
+package erradvisor
+
+// Provider ids are compared after folding case and dropping everything but
+// letters and digits ("Amazon-Bedrock" and "amazon_bedrock" are the same id),
+// then mapping common aliases to one canonical id.
+
+// providerAliases maps folded ids to canonical ids.
+var providerAliases = map[string]string{
+	"anthropic": "anthropic", "claude": "anthropic", "claudecode": "anthropic",
+
+	"openai": "openai", "openairesponses": "openai", "openaicompletions": "openai",
+	"codex": "openai", "openaicodex": "openai", "chatgpt": "openai",
+
+	"azure": "azure", "azureopenai": "azure", "azureai": "azure", "azureopenairesponses": "azure",
+
+	"bedrock": "bedrock", "amazonbedrock": "bedrock", "awsbedrock": "bedrock", "aws": "bedrock",
+
+	"gemini": "gemini", "google": "gemini", "googleai": "gemini", "googlegemini": "gemini",
+	"vertex": "gemini", "vertexai": "gemini", "googlevertex": "gemini",
+	"geminicli": "gemini", "googlegeminicli": "gemini", "geminicodeassist": "gemini",
+	"antigravity": "gemini", "googleantigravity": "gemini",
+
+	"mistral": "mistral", "mistralai": "mistral",
+	"groq": "groq",
+	"xai":  "xai", "grok": "xai",
+	"deepseek":   "deepseek",
+	"openrouter": "openrouter",
+	"together":   "together", "togetherai": "together",
+	"fireworks": "fireworks", "fireworksai": "fireworks",
+	"cerebras": "cerebras",
+	"cohere":   "cohere",
+
+	"kimi": "kimi", "moonshot": "kimi", "moonshotai": "kimi", "kimicoding": "kimi", "kimiforcoding": "kimi",
+	"zai": "zai", "zhipu": "zai", "zhipuai": "zai", "glm": "zai", "bigmodel": "zai", "zaicodingplan": "zai",
+	"qwen": "qwen", "dashscope": "qwen", "alibaba": "qwen", "alibabacloud": "qwen", "aliyun": "qwen",
+	"qwenportal": "qwen", "modelstudio": "qwen",
+	"minimax": "minimax",
+
+	"copilot": "copilot", "githubcopilot": "copilot",
+	"litellm": "litellm",
+	"ollama":  "ollama", "ollamacloud": "ollama",
+	"llamacpp": "llamacpp", "llamaserver": "llamacpp",
+	"vllm":     "vllm",
+	"lmstudio": "lmstudio",
+}
+
+// foldProvider writes the folded form of p into buf and returns it. Ids
+// longer than buf are cut, which only matters for ids no rule names.
+func foldProvider(p string, buf []byte) []byte {
+	n := 0
+	for i := 0; i < len(p) && n < len(buf); i++ {
+		c := p[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			buf[n] = c + 'a' - 'A'
+			n++
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			buf[n] = c
+			n++
+		}
+	}
+	return buf[:n]
+}
+
+// canonicalProviderName returns the canonical id for p: its alias target, or
+// its folded form for ids no alias names. It returns "" for an id without
+// letters or digits.
+func canonicalProviderName(p string) string {
+	var buf [64]byte
+	f := foldProvider(p, buf[:])
+	if len(f) == 0 {
+		return ""
+	}
+	if c, ok := providerAliases[string(f)]; ok {
+		return c
+	}
+	return string(f)
+}
+
+// CanonicalProvider returns the canonical provider id the rules use for the
+// host's id p: "amazon-bedrock" and "aws-bedrock" become "bedrock",
+// "vertex" and "google" become "gemini", "moonshot" becomes "kimi", and so on.
+// Unknown ids come back folded to lower-case letters and digits.
+func CanonicalProvider(p string) string { return canonicalProviderName(p) }
