@@ -588,9 +588,9 @@ func (d Decision) Explain() string {
 		if c.Class == Unknown {
 			return "unrecognised error: not retried by this policy"
 		}
-		return c.Class.String() + ": " + failureName(c) + ", not retried"
+		return classAndReason(c) + ", not retried"
 	case causeQuota:
-		s := c.Class.String() + ": " + failureName(c)
+		s := classAndReason(c)
 		if !c.ResetAt.IsZero() {
 			s += ", resets " + resetPhrase(c.ResetAt, d.at)
 		}
@@ -634,6 +634,16 @@ func failureName(c Classification) string {
 		return string(c.Reason)
 	}
 	return c.Class.String()
+}
+
+// classAndReason prints "quota: usage_limit", or "quota" alone when the
+// reason says no more than the class.
+func classAndReason(c Classification) string {
+	name := c.Class.String()
+	if c.Reason == "" || string(c.Reason) == name {
+		return name
+	}
+	return name + ": " + string(c.Reason)
 }
 
 func ofMax(n, limit int) string {

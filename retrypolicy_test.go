@@ -948,3 +948,75 @@ func BenchmarkBackoff(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestDecisionTable pins the first decision for each class under each
+// preset: the decision table of the two reference behaviours.
+func TestDecisionTable(t *testing.T) {
+	type row struct{ Conservative, Persistent Action }
+	want := map[Class]row{
+		Unknown:   {Stop, Retry},
+		Transient: {Retry, Retry},
+		Overflow:  {Compact, Compact},
+		Quota:     {Stop, Stop},
+		Billing:   {Stop, Retry},
+		Permanent: {Stop, Stop},
+		Canceled:  {None, None},
+	}
+	got := map[Class]row{}
+	for c := range numClasses {
+		o := Outcome{Stop: StopError, Classification: Classification{Class: c}}
+		got[c] = row{
+			NewRetrier(Conservative()).Decide(o, t0).Action,
+			NewRetrier(Persistent()).Decide(o, t0).Action,
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decision table (-want +got):\n%s", diff)
+	}
+}
+
+// TestClassifiedFailures runs real provider errors through Classify and the
+// Retrier.
+func TestClassifiedFailures(t *testing.T) {
+	at := t0
+	tests := []struct {
+		name                     string
+		f                        Failure
+		conservative, persistent string // Action and Explain
+	}{
+		{"anthropic overloaded", Failure{Provider: "anthropic", Status: 529,
+			Message: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+			"retry: overloaded: retry 1 of 3 in 2s", "retry: overloaded: retry 1 in 2s"},
+		{"openai rate limit with a stated wait", Failure{Provider: "openai", Status: 429, At: at,
+			Message: "Rate limit reached for gpt-4o. Please try again in 20s."},
+			"retry: rate_limit: retry 1 of 3 in 20s", "retry: rate_limit: retry 1 in 20s"},
+		{"anthropic prompt too long", Failure{Provider: "anthropic", Status: 400,
+			Message: "prompt is too long: 213462 tokens > 200000 maximum"},
+			"compact: context overflow: compact, then one fresh attempt",
+			"compact: context overflow: compact, then one fresh attempt"},
+		{"deepseek balance", Failure{Provider: "deepseek", Status: 402, Message: "Insufficient Balance"},
+			"stop: billing: credits", "retry: credits: retry 1 in 2s"},
+		{"invalid key", Failure{Provider: "openai", Status: 401, Message: "Incorrect API key provided"},
+			"stop: permanent: auth, not retried", "stop: permanent: auth, not retried"},
+		{"gateway bodyless 400", Failure{Provider: "openrouter", Status: 400, Message: "400 status code (no body)"},
+			"retry: server: retry 1 of 3 in 2s", "retry: server: retry 1 in 2s"},
+		{"wait of hours", Failure{Provider: "openai", Status: 429, At: at,
+			Message: "Rate limit exceeded. retry after 3 hours"},
+			"stop: quota, resets at 15:00 UTC", "stop: quota, resets at 15:00 UTC"},
+		{"aborted", Failure{Err: context.Canceled}, "none: aborted by the user", "none: aborted by the user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Outcome{Stop: StopError, Classification: Classify(tt.f), Status: tt.f.Status, Message: tt.f.Message}
+			for _, c := range []struct {
+				p    Policy
+				want string
+			}{{Conservative(), tt.conservative}, {Persistent(), tt.persistent}} {
+				d := NewRetrier(c.p).Decide(o, at)
+				if got := d.Action.String() + ": " + d.Explain(); got != c.want {
+					t.Errorf("%+v: got %q, want %q", o.Classification, got, c.want)
+				}
+			}
+		})
+	}
+}
