@@ -76,17 +76,24 @@ func ExampleWait() {
 	p := erradvisor.Conservative()
 	p.BaseDelay, p.MaxDelay = time.Millisecond, 5*time.Millisecond // keep the example fast
 
+	// send stands for the host's provider call: overloaded twice, then an
+	// answer.
+	calls := 0
+	send := func() *erradvisor.Failure {
+		if calls++; calls <= 2 {
+			return &erradvisor.Failure{Provider: "anthropic", Status: 529,
+				Message: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}
+		}
+		return nil
+	}
+
 	r := erradvisor.NewRetrier(p)
 	ctx := context.Background()
-	failures := 2 // the provider is overloaded twice, then answers
-
 	for {
-		var o erradvisor.Outcome
-		if failures > 0 {
-			failures--
-			o = overloadedTurn()
-		} else {
-			o = erradvisor.Outcome{Stop: erradvisor.StopEndTurn, HasText: true}
+		o := erradvisor.Outcome{Stop: erradvisor.StopEndTurn, HasText: true}
+		if f := send(); f != nil {
+			o = erradvisor.Outcome{Stop: erradvisor.StopError, Classification: erradvisor.Classify(*f),
+				Status: f.Status, Message: "529 overloaded"}
 		}
 		d := r.Decide(o, time.Now())
 		for _, e := range d.Events() {
@@ -94,21 +101,21 @@ func ExampleWait() {
 			fmt.Println(string(line))
 		}
 		if d.Action != erradvisor.Retry {
-			fmt.Println("done:", d.Explain())
+			fmt.Println(d.Action, "after", calls, "calls:", d.Explain())
 			break
 		}
 		if err := erradvisor.Wait(ctx, d.Delay); err != nil {
 			if errors.Is(err, context.Canceled) {
-				r.Cancel()
+				r.Cancel() // its auto_retry_end says "Retry cancelled"
 			}
 			break
 		}
 	}
 	// Output:
-	// {"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":1,"errorMessage":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}
-	// {"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":2,"errorMessage":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}
+	// {"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":1,"errorMessage":"529 overloaded"}
+	// {"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":2,"errorMessage":"529 overloaded"}
 	// {"type":"auto_retry_end","success":true,"attempt":2}
-	// done: turn succeeded
+	// none after 3 calls: turn succeeded
 }
 
 func ExampleBackoff() {
@@ -154,4 +161,20 @@ func ExampleRetrier_Tracker() {
 	// will retry: true
 	// stop - context overflow again: the recovery for this user message was already used
 	// compact
+}
+
+func ExampleRetrier_Cancel() {
+	r := erradvisor.NewRetrier(erradvisor.Conservative())
+	d := r.Decide(overloadedTurn(), time.Now())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the user presses Ctrl+C during the backoff
+	if err := erradvisor.Wait(ctx, d.Delay); err != nil {
+		for _, e := range r.Cancel().Events() {
+			line, _ := json.Marshal(e)
+			fmt.Println(string(line))
+		}
+	}
+	// Output:
+	// {"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"}
 }
