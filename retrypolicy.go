@@ -20,8 +20,8 @@ const Unlimited = -1
 const (
 	// DefaultBaseDelay is the delay before the first retry.
 	DefaultBaseDelay = 2 * time.Second
-	// DefaultMaxDelay caps every single delay, including a server-requested
-	// one.
+	// DefaultMaxDelay caps each computed delay. The presets also honour
+	// server-requested waits up to it, and no longer.
 	DefaultMaxDelay = 60 * time.Second
 	// DefaultMultiplier is the growth factor of the delay between retries.
 	DefaultMultiplier = 2.0
@@ -31,8 +31,8 @@ const (
 	// DefaultMinRemainingTokens is the context, in tokens, that must remain
 	// free for a length stop to be continued rather than left to compaction.
 	DefaultMinRemainingTokens = 16384
-	// DefaultMaxContinuations caps consecutive automatic continuations when
-	// the continuation knobs are used on their own.
+	// DefaultMaxContinuations is the cap on automatic continuations that a
+	// zero Policy.MaxContinuations stands for.
 	DefaultMaxContinuations = 99
 	// DefaultContinueText is the hidden user message sent to continue or
 	// nudge a turn.
@@ -85,8 +85,8 @@ func (s ClassSet) Has(c Class) bool { return c.Valid() && s&(1<<c) != 0 }
 // Policy says which turns a Retrier repeats, recovers, continues or stops.
 // It is plain data: copy it, compare it, edit a preset's fields.
 //
-// The zero Policy automates nothing: every failure is a Stop that says why,
-// every other turn is None, and delays are zero. Conservative and Persistent
+// The zero Policy automates nothing: every failure but an abort is a Stop
+// that says why, every other turn is None, and delays are zero. Conservative and Persistent
 // return the two reference behaviours.
 type Policy struct {
 	// Retry holds the classes retried with backoff. Permanent, Quota and
@@ -541,12 +541,14 @@ type eventSlots struct {
 	hasStart bool
 	hasEnd   bool
 	start    AutoRetryStart
-	end      AutoRetryEnd // the end of an earlier streak comes before start
+	end      AutoRetryEnd
 }
 
-// Events returns the lifecycle events that belong to d, in order:
-// auto_retry_end closing an earlier streak, then auto_retry_start for a Retry.
-// It returns nil when there are none.
+// Events returns the lifecycle events that belong to d, ready to stream:
+// auto_retry_start for a Retry, and auto_retry_end when d closes a streak of
+// retries (success true on the first turn that succeeds; false with
+// finalError when the retries are exhausted, the next failure is not retried,
+// or the user aborts). It returns nil when there are none.
 func (d Decision) Events() []Event {
 	return d.AppendEvents(nil)
 }
@@ -782,7 +784,7 @@ func (r *Retrier) Cancel() Decision {
 }
 
 // closeStreak ends the current streak of retries, recording its end event
-// on d when there was one.
+// on d when there was one. A failure without text ends as "Retry failed".
 func (r *Retrier) closeStreak(d *Decision, success bool, finalError string) {
 	if r.attempt > 0 {
 		d.ev.hasEnd = true
