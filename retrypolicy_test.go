@@ -1020,3 +1020,46 @@ func TestClassifiedFailures(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryAfterCeiling(t *testing.T) {
+	p := Conservative()
+	p.MaxRetryAfter = 5 * time.Minute
+	zeroCeiling := Conservative()
+	zeroCeiling.MaxRetryAfter = 0 // falls back to MaxDelay
+	uncapped := Policy{Retry: Classes(Transient), MaxRetries: 1, BaseDelay: time.Second}
+
+	tests := []struct {
+		name  string
+		p     Policy
+		after time.Duration
+		want  got
+	}{
+		{"wait above MaxDelay within the ceiling", p, 4 * time.Minute,
+			got{Retry, 4 * time.Minute, 1, 3, "", "rate_limit: retry 1 of 3 in 4m",
+				evs(start(1, 3, 4*time.Minute, "429"))}},
+		{"wait above the ceiling", p, 6 * time.Minute,
+			got{Stop, 0, 0, 0, "", "server asked to wait 6m, above the 5m ceiling", nil}},
+		{"zero ceiling means MaxDelay", zeroCeiling, 61 * time.Second,
+			got{Stop, 0, 0, 0, "", "server asked to wait 61s, above the 60s ceiling", nil}},
+		{"no cap at all", uncapped, 1000 * time.Hour,
+			got{Retry, 1000 * time.Hour, 1, 1, "", "rate_limit: retry 1 of 1 in 1000h",
+				evs(start(1, 1, 1000*time.Hour, "429"))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := withRetryAfter(fail(Transient, ReasonRateLimit, "429"), tt.after)
+			if diff := cmp.Diff(tt.want, observe(NewRetrier(tt.p).Decide(o, t0))); diff != "" {
+				t.Errorf("decision (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFinalErrorWithoutText(t *testing.T) {
+	r := NewRetrier(Conservative())
+	r.Decide(fail(Transient, ReasonStream, ""), t0)
+	end, ok := r.Decide(fail(Permanent, ReasonInvalidRequest, ""), t0).RetryEnd()
+	if want := (AutoRetryEnd{Attempt: 1, FinalError: "Retry failed"}); !ok || end != want {
+		t.Errorf("auto_retry_end: got %+v (present %v), want %+v", end, ok, want)
+	}
+}
