@@ -317,7 +317,7 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		for _, p := range r.unless {
 			cr.unlessID = append(cr.unlessID, id(p))
 		}
-		compiled[i] = &cr
+		compiled[i] = withWaitIDs(&cr)
 	}
 	c.rules = compiled
 	m, err := newMatcher(phrases)
@@ -405,23 +405,27 @@ func (c *Classifier) Classify(f Failure) Classification {
 	prov := c.provider(f.Provider)
 	xsr := header(f.Header, "X-Should-Retry", "x-should-retry")
 
-	cl := c.firstRule(prov, status, f.Code, msg, &h, xsr == "false")
-	if cl.Class == Unknown && f.Err != nil && f.Message != "" {
+	r := c.firstRule(prov, status, f.Code, msg, &h, xsr == "false")
+	if r == nil && f.Err != nil && f.Message != "" {
 		// The body said nothing; the Go error's own text may.
 		text := f.Err.Error()
 		clear(set)
 		c.m.scan(text, &h, nil, nil)
-		cl = c.firstRule(prov, status, f.Code, text, &h, xsr == "false")
+		r = c.firstRule(prov, status, f.Code, text, &h, xsr == "false")
 	}
-	if xsr == "true" && cl.Class != Transient {
-		cl = Classification{Class: Transient, Reason: transientReason(status), Rule: "header.x-should-retry"}
+	if xsr == "true" && (r == nil || r.class != Transient) {
+		r = headerRule(status)
+	}
+	var cl Classification
+	if r != nil {
+		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id}
 	}
 	cl.RetryAfter = RetryAfter(f.Header, f.At)
 	wait, reset := bodyHints(msg, &ends)
 	if cl.RetryAfter == 0 {
 		cl.RetryAfter = wait
 	}
-	cl = adjustForWait(cl)
+	cl = adjustForWait(cl, r)
 	if cl.Class == Quota || cl.Class == Billing {
 		switch {
 		case !reset.IsZero():
@@ -433,17 +437,36 @@ func (c *Classifier) Classify(f Failure) Classification {
 	return cl
 }
 
-// firstRule returns the classification of the first rule that applies.
-func (c *Classifier) firstRule(prov string, status int, code, msg string, h *hits, noTransient bool) Classification {
+// firstRule returns the first rule that applies, or nil.
+func (c *Classifier) firstRule(prov string, status int, code, msg string, h *hits, noTransient bool) *rule {
 	for _, r := range c.rules {
 		if noTransient && r.class == Transient {
 			continue
 		}
 		if r.applies(prov, status, code, msg, h) {
-			return Classification{Class: r.class, Reason: r.reason, Rule: r.id}
+			return r
 		}
 	}
-	return Classification{}
+	return nil
+}
+
+// headerRules are the verdicts of "x-should-retry: true" by the transient
+// reason the status implies.
+var headerRules = func() map[Reason]*rule {
+	m := map[Reason]*rule{}
+	for _, r := range []Reason{ReasonRateLimit, ReasonOverloaded, ReasonTimeout, ReasonServer} {
+		m[r] = withWaitIDs(&rule{id: "header.x-should-retry", class: Transient, reason: r})
+	}
+	return m
+}()
+
+func headerRule(status int) *rule { return headerRules[transientReason(status)] }
+
+// withWaitIDs sets the ids a rule reports when a stated wait moves its
+// verdict (see adjustForWait), so that Classify builds no strings.
+func withWaitIDs(r *rule) *rule {
+	r.shortWaitID, r.longWaitID = r.id+".short_wait", r.id+".long_wait"
+	return r
 }
 
 // applies reports whether r's guards, triggers and constraints hold.
@@ -553,12 +576,15 @@ const (
 	longRateWait   = time.Hour
 )
 
-func adjustForWait(cl Classification) Classification {
+// adjustForWait applies those two moves to the verdict of rule r; the rule id
+// gains a ".short_wait" or ".long_wait" suffix so the move is explained.
+func adjustForWait(cl Classification, r *rule) Classification {
 	switch {
+	case r == nil:
 	case cl.Class == Quota && cl.Reason != ReasonSuspended && cl.RetryAfter > 0 && cl.RetryAfter <= shortQuotaWait:
-		cl.Class, cl.Reason, cl.Rule = Transient, ReasonRateLimit, cl.Rule+".short_wait"
+		cl.Class, cl.Reason, cl.Rule = Transient, ReasonRateLimit, r.shortWaitID
 	case cl.Class == Transient && cl.Reason == ReasonRateLimit && cl.RetryAfter >= longRateWait:
-		cl.Class, cl.Reason, cl.Rule = Quota, ReasonQuota, cl.Rule+".long_wait"
+		cl.Class, cl.Reason, cl.Rule = Quota, ReasonQuota, r.longWaitID
 	}
 	return cl
 }

@@ -131,8 +131,10 @@ type rule struct {
 	not         []string
 	line        int
 
-	// Set when compiled into a Classifier: phrase ids in its matcher.
+	// Set when compiled into a Classifier: phrase ids in its matcher, and
+	// the ids reported when a stated wait moves the verdict.
 	matchID, allID, unlessID []int32
+	shortWaitID, longWaitID  string
 }
 
 // ruleSpec is a rule as written in YAML.

@@ -1,0 +1,222 @@
+package erradvisor
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// baselinePatterns is an ordered table of case-insensitive regular
+// expressions, the way regex-table classifiers are commonly written: each
+// pattern is tried in turn against the whole message and the first match
+// decides. BenchmarkClassifyRegexpBaseline runs the same fixtures through it
+// so that BenchmarkClassify has a yardstick measured in the same run.
+var baselinePatterns = []struct {
+	re    string
+	class Class
+}{
+	{`request was aborted|operation was aborted|user aborted`, Canceled},
+	{`context canceled`, Canceled},
+	{`request too large`, Overflow},
+	{`tokens in the prompt cannot exceed`, Overflow},
+	{`string[ _]above[ _]max[ _]length|string too long`, Permanent},
+	{`max[ _]tokens must be less than or equal`, Permanent},
+	{`per[ _-]?day|\btpd\b|daily (quota|limit)`, Quota},
+	{`usage[ _]limit`, Quota},
+	{`hit your (session |weekly )?limit`, Quota},
+	{`5[ -]hour limit|weekly limit|session limit`, Quota},
+	{`exhausted your capacity`, Quota},
+	{`limits? will reset`, Quota},
+	{`budget has been exceeded|exceeded budget|crossed budget|out of budget`, Quota},
+	{`billing hard limit|spending limit|maximum billing`, Quota},
+	{`is suspended|has been suspended`, Quota},
+	{`insufficient[ _]quota`, Quota},
+	{`exceeded (your )?current quota`, Quota},
+	{`free (allocated )?quota`, Quota},
+	{`premium request`, Quota},
+	{`insufficient (balance|credits)`, Billing},
+	{`credit balance is too low`, Billing},
+	{`requires more credits|not enough credits|out of credits`, Billing},
+	{`payment required|arrearage`, Billing},
+	{`overloaded`, Transient},
+	{`high (demand|traffic)`, Transient},
+	{`capacity exceeded`, Transient},
+	{`server busy|llm busy|no slots available`, Transient},
+	{`service ?unavailable`, Transient},
+	{`not ready to serve`, Transient},
+	{`temporarily unavailable`, Transient},
+	{`rate[ _-]?limit`, Transient},
+	{`too many requests`, Transient},
+	{`too many tokens`, Transient},
+	{`throttl`, Transient},
+	{`tokens per min`, Transient},
+	{`per[ _-]?minute`, Transient},
+	{`resource[ _]exhausted|resource has been exhausted`, Transient},
+	{`quota exceeded for`, Transient},
+	{`no deployments available`, Transient},
+	{`prompt is too long`, Overflow},
+	{`context[ _]length[ _]exceeded`, Overflow},
+	{`maximum context length`, Overflow},
+	{`context window`, Overflow},
+	{`exceeds? (the )?context`, Overflow},
+	{`available context size`, Overflow},
+	{`input is too long`, Overflow},
+	{`input token count`, Overflow},
+	{`prompt token count`, Overflow},
+	{`exceeds the maximum number of tokens`, Overflow},
+	{`model token limit`, Overflow},
+	{`range of input length`, Overflow},
+	{`maximum model length`, Overflow},
+	{`greater than the context length`, Overflow},
+	{`n_keep`, Overflow},
+	{`reduce the length of the messages`, Overflow},
+	{`max_tokens must be at least 1, got -\d`, Overflow},
+	{`invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api key not valid`, Permanent},
+	{`authentication[ _]error|authentication fail`, Permanent},
+	{`unauthorized|no auth credentials|invalid subscription key`, Permanent},
+	{`permission[ _]denied|permission[ _]error|does not have permission`, Permanent},
+	{`access ?denied|forbidden`, Permanent},
+	{`model[ _]not[ _]found|does not exist|no such model|unknown model`, Permanent},
+	{`no endpoints found|deploymentnotfound`, Permanent},
+	{`content[ _]filter|content (management )?policy|safety system`, Permanent},
+	{`does not support tools|extra inputs are not permitted`, Permanent},
+	{`stream disconnected|stream closed before|stream ended`, Transient},
+	{`without sending any chunks|incomplete chunked read`, Transient},
+	{`error decoding response body`, Transient},
+	{`stream error`, Transient},
+	{`timed out|timeout|deadline exceeded|etimedout`, Transient},
+	{`gateway time-?out`, Transient},
+	{`connection reset|econnreset|connection refused|econnrefused`, Transient},
+	{`broken pipe|epipe|socket hang up|fetch failed`, Transient},
+	{`connection error|connection aborted|remote end closed`, Transient},
+	{`no such host|enotfound|getaddrinfo`, Transient},
+	{`tls|ssl|goaway|unexpected eof`, Transient},
+	{`internal server error|server error|bad gateway`, Transient},
+	{`upstream connect error`, Transient},
+	{`\b(429|500|502|503|504|529)\b`, Transient},
+	{`\b(401|403)\b`, Permanent},
+}
+
+func compileBaseline(tb testing.TB) []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(baselinePatterns))
+	for i, p := range baselinePatterns {
+		out[i] = regexp.MustCompile("(?i)" + p.re)
+	}
+	return out
+}
+
+func baselineClassify(res []*regexp.Regexp, msg string) Class {
+	for i, re := range res {
+		if re.MatchString(msg) {
+			return baselinePatterns[i].class
+		}
+	}
+	return Unknown
+}
+
+func fixtureFailures(b *testing.B) []Failure {
+	fx := loadFixtures(b)
+	out := make([]Failure, len(fx))
+	for i, f := range fx {
+		out[i] = f.failure()
+	}
+	return out
+}
+
+// BenchmarkClassify classifies every fixture once per iteration.
+func BenchmarkClassify(b *testing.B) {
+	fs := fixtureFailures(b)
+	if _, err := DefaultClassifier(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range fs {
+			_ = Classify(fs[i])
+		}
+	}
+}
+
+// BenchmarkClassifyRegexpBaseline runs the same fixtures through the ordered
+// regexp table.
+func BenchmarkClassifyRegexpBaseline(b *testing.B) {
+	fs := fixtureFailures(b)
+	res := compileBaseline(b)
+	if len(res) < 80 {
+		b.Fatalf("baseline has %d patterns, want about 80", len(res))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range fs {
+			_ = baselineClassify(res, fs[i].Message)
+		}
+	}
+}
+
+// BenchmarkClassify4KiB is one message of 4 KiB: the allocation bound holds
+// for ordinary bodies.
+func BenchmarkClassify4KiB(b *testing.B) {
+	msg := strings.Repeat(`{"error":{"message":"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM). Please try again in 20s."}} `, 40)[:4096]
+	f := Failure{Provider: "openai", Status: 429, Message: msg}
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Classify(f)
+	}
+}
+
+// BenchmarkClassify1MiBHTML is a gateway's 1 MiB HTML error page: the scan is
+// linear in the body, reported as MB/s.
+func BenchmarkClassify1MiBHTML(b *testing.B) {
+	page := htmlPage(1 << 20)
+	f := Failure{Status: 502, Message: page}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Classify(f)
+	}
+}
+
+// BenchmarkClassify64KiBHTML is the same page at 1/16 the size, for the
+// linearity ratio.
+func BenchmarkClassify64KiBHTML(b *testing.B) {
+	page := htmlPage(64 << 10)
+	f := Failure{Status: 502, Message: page}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Classify(f)
+	}
+}
+
+func htmlPage(n int) string {
+	var sb strings.Builder
+	sb.WriteString("<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>")
+	row := `<div class="cf-error-details"><p>The web server reported a bad gateway error. Please try again in a few minutes.</p></div>` + "\n"
+	for sb.Len()+len(row)+len("</body></html>") < n {
+		sb.WriteString(row)
+	}
+	sb.WriteString("</body></html>")
+	return sb.String()
+}
+
+func TestClassifyAllocs(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are measured without -race")
+	}
+	c, err := DefaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fx := range loadFixtures(t) {
+		if len(fx.Message) > 4096 {
+			continue
+		}
+		f := fx.failure()
+		if n := testing.AllocsPerRun(20, func() { _ = c.Classify(f) }); n != 0 {
+			t.Errorf("%s: %v allocs per Classify", fx.Name, n)
+		}
+	}
+}

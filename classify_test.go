@@ -1,0 +1,372 @@
+package erradvisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDefaultRulesParse(t *testing.T) {
+	set, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(set.Rules()); n < 40 {
+		t.Fatalf("only %d default rules", n)
+	}
+}
+
+// TestRuleExamples runs every default rule's examples and negatives, and
+// checks that each example also gets the rule's class from the whole rule
+// set (so an earlier rule never silently shadows a later one's example).
+func TestRuleExamples(t *testing.T) {
+	set, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClassifier(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range set.rules {
+		for _, ex := range r.examples {
+			n++
+			if !c.ruleMatchesExample(r, ex) {
+				t.Errorf("%s: example does not match: %q", r.id, ex)
+			}
+			f := Failure{Message: ex}
+			if len(r.providers) > 0 {
+				f.Provider = r.providers[0]
+			}
+			if len(r.status) > 0 {
+				f.Status = r.status[0]
+			}
+			if len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.codes) > 0 {
+				f.Code, f.Message = ex, ""
+			}
+			if got := c.Classify(f); got.Class != r.class {
+				t.Errorf("%s: example %q classified %s by %s, want %s", r.id, ex, got.Class, got.Rule, r.class)
+			}
+		}
+		for _, ex := range r.not {
+			n++
+			if c.ruleMatchesExample(r, ex) {
+				t.Errorf("%s: 'not' text matches: %q", r.id, ex)
+			}
+		}
+	}
+	if n < 80 {
+		t.Errorf("only %d rule examples", n)
+	}
+}
+
+func TestClassifyEvidenceOrder(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	dnsErr := &net.DNSError{Err: "no such host", Name: "api.example.com", IsNotFound: true}
+	tests := []struct {
+		name string
+		f    Failure
+		want Classification
+	}{
+		{"canceled beats body", Failure{Status: 529, Message: "overloaded_error", Err: fmt.Errorf("post: %w", context.Canceled)},
+			Classification{Class: Canceled, Reason: ReasonAborted, Rule: "go.context_canceled"}},
+		{"deadline", Failure{Err: &url.Error{Op: "Post", URL: "https://x", Err: context.DeadlineExceeded}},
+			Classification{Class: Transient, Reason: ReasonTimeout, Rule: "go.deadline_exceeded"}},
+		{"econnreset", Failure{Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}},
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "go.econnreset"}},
+		{"econnrefused", Failure{Err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)},
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "go.econnrefused"}},
+		{"epipe", Failure{Err: fmt.Errorf("write: %w", syscall.EPIPE)},
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "go.epipe"}},
+		{"unexpected eof", Failure{Err: fmt.Errorf("read body: %w", io.ErrUnexpectedEOF)},
+			Classification{Class: Transient, Reason: ReasonStream, Rule: "go.unexpected_eof"}},
+		{"dns", Failure{Err: &url.Error{Op: "Post", URL: "https://x", Err: &net.OpError{Op: "dial", Err: dnsErr}}},
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "go.dns"}},
+		{"net timeout", Failure{Err: &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}},
+			Classification{Class: Transient, Reason: ReasonTimeout, Rule: "go.deadline_exceeded"}},
+		{"http2 goaway text", Failure{Err: errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=NO_ERROR")},
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "transient.network"}},
+		{"error text when body is silent", Failure{Status: 0, Message: "<html></html>", Err: errors.New("read tcp: connection reset by peer")},
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "transient.network"}},
+		{"x-should-retry true beats body", Failure{Status: 400, Message: "invalid request", Header: hdr("X-Should-Retry", "true")},
+			Classification{Class: Transient, Reason: ReasonServer, Rule: "header.x-should-retry"}},
+		{"x-should-retry false blocks transient", Failure{Status: 429, Message: "rate limit", Header: hdr("X-Should-Retry", "false")},
+			Classification{}},
+		{"x-should-retry false keeps quota", Failure{Status: 429, Message: "insufficient_quota", Header: hdr("X-Should-Retry", "false")},
+			Classification{Class: Quota, Reason: ReasonQuota, Rule: "quota.exhausted"}},
+		{"body beats status: 429 quota", Failure{Status: 429, Message: `{"error":{"type":"insufficient_quota"}}`},
+			Classification{Class: Quota, Reason: ReasonQuota, Rule: "quota.exhausted"}},
+		{"body beats status: 400 overflow", Failure{Status: 400, Message: "This model's maximum context length is 8192 tokens."},
+			Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.context_window"}},
+		{"wrapped 503 overflow", Failure{Status: 503, Message: "Error: 503 litellm.ServiceUnavailableError: AnthropicException - prompt is too long: 210000 tokens > 200000 maximum"},
+			Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.context_window"}},
+		{"rate limit with length is not overflow", Failure{Status: 429, Message: "Rate limit exceeded. Please reduce the prompt length or try again later."},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit"}},
+		{"bare number is not a status", Failure{Message: "prompt has 140017 tokens, range [1, 2500]"}, Classification{}},
+		{"status from text", Failure{Message: "API Error (529)"}, Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "status.overloaded"}},
+		{"status from text: HTTP", Failure{Message: "upstream said HTTP/1.1 503"}, Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "status.overloaded"}},
+		{"status code before", Failure{Message: "429 status code (no body)"}, Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "status.429"}},
+		{"404 without model", Failure{Status: 404, Message: "Not Found"}, Classification{Class: Permanent, Reason: ReasonInvalidRequest, Rule: "status.404"}},
+		{"404 with model", Failure{Status: 404, Message: "model: claude-x"}, Classification{Class: Permanent, Reason: ReasonModelNotFound, Rule: "status.404_model"}},
+		{"413 bare", Failure{Status: 413}, Classification{}},
+		{"413 with size wording", Failure{Status: 413, Message: "Payload Too Large"}, Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.request_too_large"}},
+		{"402", Failure{Status: 402}, Classification{Class: Billing, Reason: ReasonCredits, Rule: "status.402"}},
+		{"cerebras no body", Failure{Provider: "Cerebras", Status: 400, Message: "400 status code (no body)"},
+			Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "cerebras.no_body_overflow"}},
+		{"gateway no body", Failure{Provider: "openrouter", Status: 400, Message: "400 status code (no body)"},
+			Classification{Class: Transient, Reason: ReasonServer, Rule: "transient.gateway_no_body"}},
+		{"alias: dashscope", Failure{Provider: "DashScope", Status: 429, Message: "Allocated quota exceeded, please increase your quota limit."},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "qwen.allocated_quota_tpm"}},
+		{"unknown provider skips guarded rules", Failure{Provider: "acme", Status: 400, Message: "400 status code (no body)"},
+			Classification{Class: Transient, Reason: ReasonServer, Rule: "transient.gateway_no_body"}},
+		{"retry-after header", Failure{Status: 429, Header: hdr("Retry-After", "20")},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "status.429", RetryAfter: 20 * time.Second}},
+		{"quota with reset", Failure{Status: 429, At: at, Message: "You have exhausted your capacity on this model. Your quota will reset after 2h."},
+			Classification{Class: Quota, Reason: ReasonUsageLimit, Rule: "quota.usage_limit", RetryAfter: 2 * time.Hour, ResetAt: at.Add(2 * time.Hour)}},
+		{"short quota wait is transient", Failure{Status: 429, At: at, Message: "You have exhausted your capacity on this model. Your quota will reset after 5s."},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "quota.usage_limit.short_wait", RetryAfter: 5 * time.Second}},
+		{"long rate wait is quota", Failure{Status: 429, At: at, Header: hdr("Retry-After", "7200")},
+			Classification{Class: Quota, Reason: ReasonQuota, Rule: "status.429.long_wait", RetryAfter: 2 * time.Hour, ResetAt: at.Add(2 * time.Hour)}},
+		{"epoch reset", Failure{Message: `{"type":"usage_limit_reached","resets_at":1767225600}`},
+			Classification{Class: Quota, Reason: ReasonUsageLimit, Rule: "quota.usage_limit", ResetAt: time.Unix(1767225600, 0).UTC()}},
+		{"empty", Failure{}, Classification{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Classify(tt.f)); diff != "" {
+				t.Errorf("Classify mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestClassifyError(t *testing.T) {
+	if got := ClassifyError(nil); got != (Classification{}) {
+		t.Errorf("nil error: %+v", got)
+	}
+	got := ClassifyError(fmt.Errorf("stream: %w", context.Canceled))
+	if got.Class != Canceled {
+		t.Errorf("canceled: %+v", got)
+	}
+	got = ClassifyError(errors.New(`POST "https://api.openai.com/v1/responses": 429 Too Many Requests`))
+	if got.Class != Transient || got.Reason != ReasonRateLimit {
+		t.Errorf("text: %+v", got)
+	}
+}
+
+func TestProviderAliases(t *testing.T) {
+	for in, want := range map[string]string{
+		"amazon-bedrock": "bedrock", "AWS_Bedrock": "bedrock", "Vertex": "gemini", "google": "gemini",
+		"z.ai": "zai", "GLM": "zai", "moonshot": "kimi", "Kimi": "kimi", "dashscope": "qwen", "Alibaba": "qwen",
+		"github-copilot": "copilot", "LM Studio": "lmstudio", "llama.cpp": "llamacpp", "acme-ai": "acmeai", "--": "",
+	} {
+		if got := CanonicalProvider(in); got != want {
+			t.Errorf("CanonicalProvider(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRetryAfterHeaders(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{http.Header{"Retry-After-Ms": {"1500"}}, 1500 * time.Millisecond},
+		{http.Header{"retry-after-ms": {"250.5"}}, 250500 * time.Microsecond},
+		{http.Header{"Retry-After": {"20"}}, 20 * time.Second},
+		{http.Header{"Retry-After": {"2.5"}}, 2500 * time.Millisecond},
+		{http.Header{"Retry-After": {at.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
+		{http.Header{"Retry-After": {at.Add(-time.Hour).Format(http.TimeFormat)}}, 0},
+		{http.Header{"Retry-After": {"-5"}}, 0},
+		{http.Header{"Retry-After": {"NaN"}}, 0},
+		{http.Header{"Retry-After": {"99999999999999999999"}}, 0},
+		{http.Header{"Retry-After-Ms": {"soon"}, "Retry-After": {"3"}}, 3 * time.Second},
+		{http.Header{"X-Ratelimit-Remaining-Tokens": {"0"}, "X-Ratelimit-Reset-Tokens": {"6m0s"}}, 6 * time.Minute},
+		{http.Header{"X-Ratelimit-Remaining-Requests": {"5"}, "X-Ratelimit-Reset-Requests": {"6m0s"}}, 0},
+		{http.Header{"Anthropic-Ratelimit-Tokens-Remaining": {"0"}, "Anthropic-Ratelimit-Tokens-Reset": {at.Add(30 * time.Second).Format(time.RFC3339)}}, 30 * time.Second},
+		{nil, 0},
+	}
+	for i, tt := range tests {
+		if got := RetryAfter(tt.h, at); got != tt.want {
+			t.Errorf("%d: RetryAfter(%v) = %v, want %v", i, tt.h, got, tt.want)
+		}
+	}
+}
+
+func TestBodyHints(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want time.Duration
+	}{
+		{"Please try again in 20s.", 20 * time.Second},
+		{"Please retry in 2.5s", 2500 * time.Millisecond},
+		{`"retryDelay": "37s"`, 37 * time.Second},
+		{"Your quota will reset after 8h44m7s.", 8*time.Hour + 44*time.Minute + 7*time.Second},
+		{"Try again in ~81 min.", 81 * time.Minute},
+		{"Your limit resets in 16 days", 16 * 24 * time.Hour},
+		{"try again in 5 days 22 hours 11 minutes", 142*time.Hour + 11*time.Minute},
+		{"Please retry after 30 seconds", 30 * time.Second},
+		{"retry after 30", 30 * time.Second},
+		{"Please wait 17 seconds before trying again.", 17 * time.Second},
+		{"Retrying in 4 seconds", 0},
+		{"try again later", 0},
+		{"try again in 5 months", 0},
+		{"try again in 99999999999999999999 days", 0},
+		{`"resets_in_seconds": 13872`, 13872 * time.Second},
+	}
+	c, err := DefaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
+		var ends [numAnchors]int
+		for i := range ends {
+			ends[i] = -1
+		}
+		c.m.scan(tt.msg, &h, c.anchors[:], ends[:])
+		if got, _ := bodyHints(tt.msg, &ends); got != tt.want {
+			t.Errorf("bodyHints(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestParseRulesErrors(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"syntax", "rules: [", "bad.yaml:1"},
+		{"unknown top key", "rule: []", `bad.yaml:1: unknown key "rule"`},
+		{"unknown field", "rules:\n  - id: x\n    clas: transient\n", `bad.yaml:3: rule "x": unknown field "clas"`},
+		{"bad class", "rules:\n  - id: x\n    class: flaky\n    reason: rate_limit\n    match: [a]\n", `bad.yaml:2: rule "x": class "flaky"`},
+		{"reason of other class", "rules:\n  - id: x\n    class: quota\n    reason: rate_limit\n    match: [a]\n", `reason "rate_limit" does not belong to class quota`},
+		{"no matcher", "rules:\n  - id: x\n    class: quota\n    reason: quota\n", "needs at least one of"},
+		{"bad regex", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    regex: '('\n", "regex:"},
+		{"bad status", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    status: [42]\n", "status 42"},
+		{"bad id", "rules:\n  - id: 'a b'\n    class: quota\n    reason: quota\n    match: [a]\n", `id "a b"`},
+		{"duplicate", "rules:\n  - {id: x, class: quota, reason: quota, match: [a]}\n  - {id: x, class: quota, reason: quota, match: [b]}\n", `bad.yaml:3: rule "x": duplicate rule id`},
+		{"example fails", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    match: [out of juice]\n    examples: [nothing here]\n", `example does not match: "nothing here"`},
+		{"not matches", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    match: [juice]\n    not: [no juice]\n", `'not' text matches`},
+		{"wrong type", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    status: abc\n", `bad.yaml:5: rule "x"`},
+		{"not a list", "rules: 3", "'rules' must be a list"},
+		{"empty phrase", "rules:\n  - {id: x, class: quota, reason: quota, match: ['  ']}\n", "empty phrase"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseRules("bad.yaml", []byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+			var re *RuleError
+			if !errors.As(err, &re) || re.File != "bad.yaml" {
+				t.Errorf("error %T is not a *RuleError naming the file", err)
+			}
+		})
+	}
+}
+
+func TestLayering(t *testing.T) {
+	project, err := ParseRules("project.yaml", []byte(`rules:
+  - id: acme.overflow
+    class: overflow
+    reason: context_window
+    providers: [acme]
+    match: ["model is too long for this context"]
+    examples: ["model is too long for this context"]
+  - id: status.429
+    disabled: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := ParseRules("user.yaml", []byte(`rules:
+  - id: acme.overflow
+    class: transient
+    reason: server
+    match: ["model is too long for this context"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := DefaultRules()
+	c, err := NewClassifier(project, user, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Classify(Failure{Provider: "ACME", Message: "error: model is too long for this context"})
+	want := Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "acme.overflow"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("project rule (-want +got):\n%s", diff)
+	}
+	// The guard keeps other providers out, and the user layer's rule of the
+	// same id is hidden.
+	if got := c.Classify(Failure{Provider: "openai", Message: "model is too long for this context"}); got.Class != Unknown {
+		t.Errorf("other provider: %+v", got)
+	}
+	// status.429 is disabled by the project layer.
+	if got := c.Classify(Failure{Status: 429}); got.Class != Unknown {
+		t.Errorf("disabled status.429 still applies: %+v", got)
+	}
+	dir := t.TempDir()
+	path := dir + "/rules.yaml"
+	if err := os.WriteFile(path, []byte("rules:\n  - {id: x.y, class: quota, reason: budget, match: [piggy bank empty]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lc, err := LoadClassifier(dir+"/missing.yaml", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lc.Classify(Failure{Message: "Piggy-Bank  empty"}); got.Rule != "x.y" {
+		t.Errorf("LoadClassifier: %+v", got)
+	}
+	if _, err := LoadRuleFile(dir + "/missing.yaml"); err == nil {
+		t.Error("missing file: no error")
+	}
+}
+
+func TestClassStrings(t *testing.T) {
+	for c := Unknown; c < numClasses; c++ {
+		b, err := c.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Class
+		if err := back.UnmarshalText(b); err != nil || back != c {
+			t.Errorf("round trip %v: %v %v", c, back, err)
+		}
+	}
+	if s := Class(200).String(); s != "class(200)" {
+		t.Errorf("out of range: %q", s)
+	}
+	if _, err := Class(200).MarshalText(); err == nil {
+		t.Error("marshal out of range: no error")
+	}
+	for r, c := range reasonClass {
+		if got, ok := r.Class(); !ok || got != c {
+			t.Errorf("%q.Class() = %v, %v", r, got, ok)
+		}
+	}
+	if _, ok := Reason("bogus").Class(); ok {
+		t.Error("bogus reason accepted")
+	}
+}

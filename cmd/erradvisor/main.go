@@ -1,0 +1,114 @@
+// Command erradvisor classifies failed LLM provider requests from the command
+// line, with the same rules the erradvisor package uses.
+//
+// Usage:
+//
+//	erradvisor classify [flags] [TEXT...]
+//	erradvisor classify --jsonl [flags] < failures.jsonl
+//	erradvisor rules list [--rules FILE]...
+//	erradvisor rules check FILE.yaml...
+//	erradvisor help
+//
+// # classify
+//
+// classify classifies one failure: TEXT (the arguments joined by spaces) or,
+// without TEXT, all of standard input as one message. It prints one line:
+//
+//	$ erradvisor classify --provider openai --status 429 'Rate limit reached for gpt-4o ... Please try again in 20s.'
+//	transient  rate_limit  rule=transient.rate_limit  retry_after=20s
+//	$ erradvisor classify --status 429
+//	transient  rate_limit  rule=status.429
+//	$ echo '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' | erradvisor classify --provider anthropic
+//	transient  overloaded  rule=transient.overloaded
+//
+// Flags may come before or after TEXT; put "--" before a TEXT that starts
+// with '-'. The flags are:
+//
+//	--provider ID  provider id ("anthropic", "openai", "bedrock", ...; aliases understood)
+//	--status N     HTTP status (0 = none; otherwise 100-599)
+//	--code CODE    the provider's error type or code, when the SDK gives it separately
+//	--rules FILE   a rule file layered over the defaults; repeatable, first = highest priority.
+//	               Unlike erradvisor.LoadClassifier, a file that does not exist is an error.
+//	--json         print one JSON object instead of the human line
+//	--jsonl        read JSON lines from standard input (see below)
+//
+// With --json the object is
+//
+//	{"class":"transient","reason":"rate_limit","rule":"transient.rate_limit","retry_after_ms":20000}
+//
+// retry_after_ms is the stated wait in milliseconds, rounded up, or 0. reset_at
+// (RFC 3339, UTC) is present only when a quota or billing limit states when it
+// resets; it is omitted, never empty, otherwise. An unclassified failure has
+// class "unknown" and empty reason and rule. The exit status is 0 whatever
+// the class.
+//
+// Failures are observed "now": reset times stated as durations are anchored
+// at the current time.
+//
+// # classify with no input: the built-in examples
+//
+// With no TEXT, no --provider, --status or --code, and a standard input that
+// is a terminal, /dev/null or empty, classify (and erradvisor with no
+// arguments at all) prints a table of a few real provider errors and their
+// verdicts, so a newcomer sees it work:
+//
+//	$ erradvisor classify </dev/null
+//
+// It never waits for input in that case.
+//
+// # classify --jsonl
+//
+// --jsonl reads standard input as JSON lines, one failure per line:
+//
+//	{"provider":"anthropic","status":529,"code":"overloaded_error","message":"Overloaded"}
+//
+// ("model" is accepted too; unknown fields are ignored; --provider, --status
+// and --code give defaults for lines that omit them) and writes one JSON
+// object per good line, in the --json format above. Blank lines are skipped.
+// A line that is not a JSON object, has a field of the wrong type, or is
+// longer than 8 MiB is reported on standard error with its line number and
+// produces no output; reading continues, and the exit status is 1 at the end.
+//
+//	$ printf '%s\n' '{"status":429,"message":"Too many requests"}' 'oops' | erradvisor classify --jsonl
+//	{"class":"transient","reason":"rate_limit","rule":"transient.rate_limit","retry_after_ms":0}
+//	erradvisor: line 2: not a JSON object: oops
+//	erradvisor: 1 bad line(s) of 2
+//	$ echo $?
+//	1
+//
+// # rules
+//
+// rules list prints every rule of the layered set (the --rules files over the
+// embedded defaults) in the order they are tried: id, class, reason,
+// providers and where the rule is defined. A rule hidden or disabled by a
+// higher layer is not listed.
+//
+// rules check validates user rule files: their syntax, fields, and every
+// rule's examples and `not` texts. It prints "FILE: ok: N rules" per file, with a
+// note for each rule that overrides or disables a default rule, or the error
+// (file, line and rule) and exits 1:
+//
+//	$ erradvisor rules check my-rules.yaml
+//	my-rules.yaml: ok: 2 rules
+//	my-rules.yaml:10: note: rule "transient.gateway_no_body" disables the default rule (rules.yaml:NNN)
+//	$ erradvisor rules check bad.yaml
+//	erradvisor: bad.yaml:2: rule "acme.gateway_busy": example does not match: "something else entirely"
+//	$ erradvisor rules list --rules my-rules.yaml
+//
+// # Exit status
+//
+// 0 on success, 1 when an input, a rule file or the output failed, 2 for a
+// misused command line (the usage goes to standard error).
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	isTerm := true // when in doubt, never wait for input
+	if fi, err := os.Stdin.Stat(); err == nil {
+		isTerm = fi.Mode()&os.ModeCharDevice != 0
+	}
+	os.Exit(run(os.Args[1:], os.Stdin, isTerm, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package erradvisor
+
+const raceEnabled = false
