@@ -50,26 +50,16 @@ func (k EntryKind) String() string {
 	}
 }
 
-// The stop reasons of an assistant entry, as the reference agent spells
-// them.
-const (
-	StopReasonStop    = "stop"    // the model ended its turn
-	StopReasonLength  = "length"  // the output limit was reached
-	StopReasonToolUse = "toolUse" // the model called tools
-	StopReasonError   = "error"   // the request failed; ErrorMessage says why
-	StopReasonAborted = "aborted" // the user or host aborted the request
-)
-
 // Entry is the advisor's view of one transcript entry. The host fills it
 // from its own message type; it is a small value, and the advisor never
 // keeps it, nor anything it refers to, beyond the call that received it.
 type Entry struct {
 	// Kind is what the entry is.
 	Kind EntryKind
-	// StopReason is the assistant entry's stop reason (StopReasonStop,
-	// StopReasonLength, StopReasonToolUse, StopReasonError or
-	// StopReasonAborted); empty for other kinds.
-	StopReason string
+	// StopReason is how an assistant entry ended; other kinds ignore it.
+	// StopError marks a failed request, StopAborted an aborted one; the
+	// other reasons are a success when the entry has text or tool calls.
+	StopReason StopReason
 	// ErrorMessage is the error text of a failed assistant entry.
 	ErrorMessage string
 	// Provider and Model identify where an assistant entry's request went.
@@ -91,7 +81,7 @@ type Entry struct {
 func (e Entry) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("kind", e.Kind.String()),
-		slog.String("stop_reason", e.StopReason),
+		slog.String("stop_reason", e.StopReason.String()),
 		slog.String("provider", e.Provider),
 		slog.String("model", e.Model),
 		slog.Time("time", e.Time),
@@ -378,12 +368,12 @@ func (a *Advisor) step(e Entry) bool {
 		return false
 	case EntryAssistant:
 		switch e.StopReason {
-		case StopReasonError:
+		case StopError:
 			a.failed, a.hasFail = e, true
 			return false
-		case StopReasonAborted:
+		case StopAborted:
 			return false
-		case StopReasonStop, StopReasonLength, StopReasonToolUse:
+		case StopEndTurn, StopLength, StopToolUse:
 			// An empty or thinking-only turn is not a success.
 			return !(e.HasText || e.HasToolCalls)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
+var ct0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 
 func TestCompactionTrackerLifecycle(t *testing.T) {
 	shrunk := &CompactionResult{Summary: "s", FirstKeptEntryID: "e7", TokensBefore: 150000, EstimatedTokensAfter: 32000}
@@ -24,64 +24,64 @@ func TestCompactionTrackerLifecycle(t *testing.T) {
 		{
 			name: "overflow compacted",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(shrunk, nil, t0.Add(time.Second))}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Ended(shrunk, nil, ct0.Add(time.Second))}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
 				CompactionEnd{Reason: CompactionOverflow, Result: shrunk, WillRetry: true},
 			},
-			wantReport: CompactionReport{Outcome: CompactionCompacted, Result: shrunk, At: t0.Add(time.Second)},
+			wantReport: CompactionReport{Outcome: CompactionCompacted, Result: shrunk, At: ct0.Add(time.Second)},
 			wantOK:     true,
 		},
 		{
 			name: "overflow failed",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(nil, errors.New("summarizer 401"), t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Ended(nil, errors.New("summarizer 401"), ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
 				CompactionEnd{Reason: CompactionOverflow, ErrorMessage: "summarizer 401"},
 			},
-			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "summarizer 401", At: t0},
+			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "summarizer 401", At: ct0},
 			wantOK:     true,
 		},
 		{
 			name: "overflow without result",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(nil, nil, t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Ended(nil, nil, ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
 				CompactionEnd{Reason: CompactionOverflow, ErrorMessage: "compaction produced no result"},
 			},
-			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction produced no result", At: t0},
+			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction produced no result", At: ct0},
 			wantOK:     true,
 		},
 		{
 			name: "overflow that did not shrink does not retry",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(notShrunk, nil, t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Ended(notShrunk, nil, ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
 				CompactionEnd{Reason: CompactionOverflow, Result: notShrunk, ErrorMessage: "compaction did not reduce the context"},
 			},
-			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not reduce the context", At: t0},
+			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not reduce the context", At: ct0},
 			wantOK:     true,
 		},
 		{
 			name: "missing end counts as not completed",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0)}
 			},
 			wantEvents: []Event{CompactionStart{Reason: CompactionOverflow}},
-			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: t0},
+			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: ct0},
 			wantOK:     true,
 		},
 		{
 			name: "cancelled overflow is silent",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Canceled(t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Canceled(ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
@@ -91,7 +91,7 @@ func TestCompactionTrackerLifecycle(t *testing.T) {
 		{
 			name: "manual compaction is silent",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionManual, t0), tr.Ended(shrunk, nil, t0)}
+				return []Event{tr.Started(CompactionManual, ct0), tr.Ended(shrunk, nil, ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionManual},
@@ -101,7 +101,7 @@ func TestCompactionTrackerLifecycle(t *testing.T) {
 		{
 			name: "threshold compaction is silent, even when it fails or never ends",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionThreshold, t0), tr.Ended(nil, errors.New("x"), t0), tr.Started(CompactionThreshold, t0)}
+				return []Event{tr.Started(CompactionThreshold, ct0), tr.Ended(nil, errors.New("x"), ct0), tr.Started(CompactionThreshold, ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionThreshold},
@@ -112,27 +112,27 @@ func TestCompactionTrackerLifecycle(t *testing.T) {
 		{
 			name: "a second end changes nothing",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(nil, errors.New("x"), t0), tr.Ended(shrunk, nil, t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Ended(nil, errors.New("x"), ct0), tr.Ended(shrunk, nil, ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
 				CompactionEnd{Reason: CompactionOverflow, ErrorMessage: "x"},
 				CompactionEnd{Reason: CompactionOverflow, Result: shrunk},
 			},
-			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "x", At: t0},
+			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "x", At: ct0},
 			wantOK:     true,
 		},
 		{
 			name: "a stray cancel keeps the outcome",
 			run: func(tr *CompactionTracker) []Event {
-				return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(shrunk, nil, t0), tr.Canceled(t0)}
+				return []Event{tr.Started(CompactionOverflow, ct0), tr.Ended(shrunk, nil, ct0), tr.Canceled(ct0)}
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
 				CompactionEnd{Reason: CompactionOverflow, Result: shrunk, WillRetry: true},
 				CompactionEnd{Reason: CompactionOverflow, Aborted: true},
 			},
-			wantReport: CompactionReport{Outcome: CompactionCompacted, Result: shrunk, At: t0},
+			wantReport: CompactionReport{Outcome: CompactionCompacted, Result: shrunk, At: ct0},
 			wantOK:     true,
 		},
 	}
@@ -143,12 +143,12 @@ func TestCompactionTrackerLifecycle(t *testing.T) {
 			if diff := cmp.Diff(tt.wantEvents, events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			r, ok := tr.TakeReport(t0.Add(time.Minute))
+			r, ok := tr.TakeReport(ct0.Add(time.Minute))
 			if diff := cmp.Diff(tt.wantReport, r); diff != "" || ok != tt.wantOK {
 				t.Errorf("TakeReport = %v (-want +got):\n%s", ok, diff)
 			}
 			// One-shot: the second take is empty.
-			if r, ok := tr.TakeReport(t0.Add(time.Minute)); ok || r != (CompactionReport{}) {
+			if r, ok := tr.TakeReport(ct0.Add(time.Minute)); ok || r != (CompactionReport{}) {
 				t.Errorf("second TakeReport = %+v, %v", r, ok)
 			}
 		})
@@ -161,10 +161,10 @@ func TestCompactionTrackerRecoveryLatch(t *testing.T) {
 	got = append(got, tr.RecoveryClaimed(), tr.ClaimRecovery(), tr.RecoveryClaimed(), tr.ClaimRecovery())
 	tr.UserTurn()
 	got = append(got, tr.RecoveryClaimed())
-	tr.Started(CompactionOverflow, t0) // a host-started recovery spends the latch too
+	tr.Started(CompactionOverflow, ct0) // a host-started recovery spends the latch too
 	got = append(got, tr.ClaimRecovery())
 	tr.UserTurn()
-	tr.Started(CompactionManual, t0) // other compactions do not
+	tr.Started(CompactionManual, ct0) // other compactions do not
 	got = append(got, tr.ClaimRecovery())
 	want := []bool{false, true, true, false, false, false, true}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -181,13 +181,13 @@ func TestCompactionTrackerZeroValueAndConcurrency(t *testing.T) {
 			defer wg.Done()
 			tr.UserTurn()
 			tr.ClaimRecovery()
-			tr.Started(CompactionOverflow, t0)
+			tr.Started(CompactionOverflow, ct0)
 			if i%2 == 0 {
-				tr.Ended(&CompactionResult{TokensBefore: 10, EstimatedTokensAfter: 5}, nil, t0)
+				tr.Ended(&CompactionResult{TokensBefore: 10, EstimatedTokensAfter: 5}, nil, ct0)
 			} else {
-				tr.Canceled(t0)
+				tr.Canceled(ct0)
 			}
-			tr.TakeReport(t0)
+			tr.TakeReport(ct0)
 		}()
 	}
 	wg.Wait()

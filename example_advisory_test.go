@@ -24,8 +24,18 @@ func view(msgs []message) iter.Seq[erradvisor.Entry] {
 	return func(yield func(erradvisor.Entry) bool) {
 		for i := len(msgs) - 1; i >= 0; i-- {
 			m := msgs[i]
-			e := erradvisor.Entry{StopReason: m.StopReason, ErrorMessage: m.ErrorMessage,
+			e := erradvisor.Entry{ErrorMessage: m.ErrorMessage,
 				Provider: "anthropic", Model: m.Model, Time: m.At, HasText: m.Content != ""}
+			switch m.StopReason {
+			case "length":
+				e.StopReason = erradvisor.StopLength
+			case "toolUse":
+				e.StopReason = erradvisor.StopToolUse
+			case "error":
+				e.StopReason = erradvisor.StopError
+			case "aborted":
+				e.StopReason = erradvisor.StopAborted
+			}
 			switch m.Role {
 			case "user":
 				e.Kind = erradvisor.EntryUser

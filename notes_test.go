@@ -2,7 +2,6 @@ package erradvisor
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/notes")
+// The -update flag (declared with the event golden tests) also rewrites
+// testdata/notes.
 
 // unframe splits a framed string into its fence and data, failing the test
 // when the shape is wrong.
@@ -195,7 +195,7 @@ func templateCases() []struct {
 	note Note
 } {
 	failed := func(msg string) Entry {
-		return Entry{Kind: EntryAssistant, StopReason: StopReasonError, ErrorMessage: msg,
+		return Entry{Kind: EntryAssistant, StopReason: StopError, ErrorMessage: msg,
 			Provider: "anthropic", Model: "claude-sonnet-4", Time: goldenTime}
 	}
 	pn := func(e Entry, c Classification, switched bool) Note {
@@ -231,7 +231,7 @@ func templateCases() []struct {
 			Classification{Class: Overflow, Reason: ReasonContextWindow}, false)},
 		{"provider_overflow_switched", pn(failed("prompt is too long: 213462 tokens > 200000 maximum"),
 			Classification{Class: Overflow, Reason: ReasonContextWindow}, true)},
-		{"provider_overflow_switched_provider", pn(Entry{Kind: EntryAssistant, StopReason: StopReasonError,
+		{"provider_overflow_switched_provider", pn(Entry{Kind: EntryAssistant, StopReason: StopError,
 			ErrorMessage: "context_length_exceeded", Provider: "openai"},
 			Classification{Class: Overflow, Reason: ReasonContextWindow}, true)},
 		{"command_failure", commandNote("deploy", "Error: ENOENT: no such file or directory, open 'deploy.yaml'")},
@@ -294,7 +294,7 @@ func checkNote(t testing.TB, n Note) {
 
 func TestNotesStayWithinLimitWithLongText(t *testing.T) {
 	long := strings.Repeat("x`` ", 500)
-	e := Entry{Kind: EntryAssistant, StopReason: StopReasonError, ErrorMessage: long, Model: strings.Repeat("m", 500)}
+	e := Entry{Kind: EntryAssistant, StopReason: StopError, ErrorMessage: long, Model: strings.Repeat("m", 500)}
 	notes := []Note{
 		compactionNote(CompactionReport{Outcome: CompactionNotCompleted, Error: long}),
 		commandNote(long, long),
