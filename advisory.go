@@ -261,7 +261,8 @@ func (a *Advisor) Notes(now time.Time, provider, model string, transcript iter.S
 // AppendNotes appends to dst the notes for the next outgoing request, in
 // priority order, and returns the extended slice. now is the time the
 // request is built; provider and model are where it goes; transcript is the
-// request's conversation, newest entry first (see NewestFirst). It is read
+// request's conversation, newest entry first (see NewestFirst); nil reads
+// as an empty one. It is read
 // only as far back as the latest successful or aborted assistant entry or
 // summary, so the cost does not grow with the transcript's length, and
 // nothing is allocated when there is no note. When the failed request went
