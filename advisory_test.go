@@ -539,9 +539,16 @@ func BenchmarkNotesSucceeded100000(b *testing.B) {
 	benchmarkNotes(b, longTranscript(100_000, user(), ok()))
 }
 
+// failingTail ends a transcript with a success, then a failed request.
+func failingTail() []Entry {
+	return []Entry{ok(), user(), {Kind: EntryToolResult},
+		failedTurn(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, time.Minute)}
+}
+
+func BenchmarkNotesFailing100(b *testing.B) { benchmarkNotes(b, longTranscript(100, failingTail()...)) }
+
 func BenchmarkNotesFailing100000(b *testing.B) {
-	benchmarkNotes(b, longTranscript(100_000, ok(), user(), Entry{Kind: EntryToolResult},
-		failedTurn(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, time.Minute)))
+	benchmarkNotes(b, longTranscript(100_000, failingTail()...))
 }
 
 // TestAdvisorWithDefaultRules runs the scenarios on real provider texts
