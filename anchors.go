@@ -219,7 +219,7 @@ func threeDigits(msg string, i int) (int, int) {
 		}
 		v = v*10 + int(c-'0')
 	}
-	if j := i + 3; j < len(msg) && (msg[j] >= '0' && msg[j] <= '9' || msg[j] == '.' && j+1 < len(msg) && msg[j+1] >= '0' && msg[j+1] <= '9' || msg[j] == ',') {
+	if j := i + 3; j < len(msg) && (msg[j] >= '0' && msg[j] <= '9' || (msg[j] == '.' || msg[j] == ',') && j+1 < len(msg) && msg[j+1] >= '0' && msg[j+1] <= '9') {
 		return 0, 0
 	}
 	if v < 100 || v > 599 {

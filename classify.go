@@ -307,12 +307,15 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 	compiled := make([]*rule, len(c.rules))
 	for i, r := range c.rules {
 		cr := *r // rules of a RuleSet stay untouched; ids belong to this Classifier
-		cr.matchID, cr.allID, cr.unlessID = nil, nil, nil
+		cr.matchID, cr.allID, cr.alsoID, cr.unlessID = nil, nil, nil, nil
 		for _, p := range r.match {
 			cr.matchID = append(cr.matchID, id(p))
 		}
 		for _, p := range r.all {
 			cr.allID = append(cr.allID, id(p))
+		}
+		for _, p := range r.also {
+			cr.alsoID = append(cr.alsoID, id(p))
 		}
 		for _, p := range r.unless {
 			cr.unlessID = append(cr.unlessID, id(p))
@@ -486,6 +489,9 @@ func (r *rule) applies(prov string, status int, code, msg string, h *hits) bool 
 		if h.has(id) {
 			return false
 		}
+	}
+	if len(r.alsoID) > 0 && !slices.ContainsFunc(r.alsoID, h.has) {
+		return false
 	}
 	if len(r.codes) == 0 && len(r.matchID) == 0 && r.re == nil {
 		return true

@@ -27,6 +27,7 @@ import (
 //	    match: ["overloaded"]               # trigger: any of these phrases occurs
 //	    regex: 'retry in \d+'               # trigger: the regular expression matches (case-insensitive)
 //	    all: ["tokens per min"]             # constraint: every one of these phrases occurs
+//	    also: ["exceed", "longer than"]     # constraint: at least one of these phrases occurs
 //	    unless: ["quota"]                   # constraint: none of these phrases occurs
 //	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
 //	    not: ["rate limit exceeded"]        # texts the rule must not match
@@ -124,6 +125,7 @@ type rule struct {
 	codes       []string
 	match       []string // normalised phrases
 	all         []string
+	also        []string
 	unless      []string
 	re          *regexp.Regexp
 	disabled    bool
@@ -133,8 +135,8 @@ type rule struct {
 
 	// Set when compiled into a Classifier: phrase ids in its matcher, and
 	// the ids reported when a stated wait moves the verdict.
-	matchID, allID, unlessID []int32
-	shortWaitID, longWaitID  string
+	matchID, allID, alsoID, unlessID []int32
+	shortWaitID, longWaitID          string
 }
 
 // ruleSpec is a rule as written in YAML.
@@ -148,6 +150,7 @@ type ruleSpec struct {
 	Codes       []string `yaml:"codes"`
 	Match       []string `yaml:"match"`
 	All         []string `yaml:"all"`
+	Also        []string `yaml:"also"`
 	Unless      []string `yaml:"unless"`
 	Regex       string   `yaml:"regex"`
 	Disabled    bool     `yaml:"disabled"`
@@ -156,7 +159,7 @@ type ruleSpec struct {
 }
 
 var ruleKeys = []string{"id", "class", "reason", "description", "providers", "status", "codes",
-	"match", "all", "unless", "regex", "disabled", "examples", "not"}
+	"match", "all", "also", "unless", "regex", "disabled", "examples", "not"}
 
 // maxRuleFileSize bounds what ParseRules reads.
 const maxRuleFileSize = 4 << 20
@@ -371,6 +374,9 @@ func compileSpec(s ruleSpec) (*rule, error) {
 		return nil, err
 	}
 	if r.all, err = norm("all", s.All); err != nil {
+		return nil, err
+	}
+	if r.also, err = norm("also", s.Also); err != nil {
 		return nil, err
 	}
 	if r.unless, err = norm("unless", s.Unless); err != nil {
