@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"time"
+
+	"github.com/erradvisor/erradvisor"
+)
+
+// This file is the request loop itself: the part a host author copies.
+
+// message is the host's own transcript entry. The library never sees it;
+// view describes it to the Advisor.
+type message struct {
+	role     string // "user", "assistant" or "summary" (a compaction summary)
+	text     string
+	thinking string
+	hidden   bool // a continuation or nudge the loop sent, not typed by the user
+	stop     erradvisor.StopReason
+	errText  string // the error of a failed assistant turn
+	model    string
+	at       time.Time
+}
+
+// view describes the transcript to the Advisor, newest entry first, without
+// copying it.
+func view(msgs []message) iter.Seq[erradvisor.Entry] {
+	return func(yield func(erradvisor.Entry) bool) {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			m := msgs[i]
+			e := erradvisor.Entry{Time: m.at}
+			switch m.role {
+			case "user":
+				e.Kind = erradvisor.EntryUser
+			case "summary":
+				e.Kind = erradvisor.EntryCompactionSummary
+			case "assistant":
+				e.Kind = erradvisor.EntryAssistant
+				e.StopReason, e.ErrorMessage = m.stop, m.errText
+				e.Provider, e.Model = providerID, m.model
+				e.HasText = m.text != ""
+				e.ThinkingOnly = m.thinking != "" && m.text == ""
+			}
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// compactor is the host's compaction: it replaces the history with a
+// summary. A real host asks the model for the summary and counts tokens;
+// the scenarios plug in a fake.
+type compactor func(history []message) (summary string, tokensBefore, tokensAfter int, err error)
+
+const providerID = "anthropic"
+
+// session is one conversation: its transcript, its Advisor and its Retrier.
+type session struct {
+	model         string
+	contextWindow int // the model's context window, in tokens
+	maxTokens     int // max_tokens of every request
+	client        *client
+	compact       compactor
+
+	// One Advisor and one Retrier per session, sharing one
+	// CompactionTracker: the Retrier claims the single overflow recovery of
+	// a user message, and the Advisor reports its outcome to the model.
+	advisor *erradvisor.Advisor
+	retrier *erradvisor.Retrier
+
+	transcript []message
+	log        *logger
+	rec        *ScenarioResult
+}
+
+func newSession(policy erradvisor.Policy, c *client, log *logger, rec *ScenarioResult) *session {
+	advisor := erradvisor.NewAdvisor(erradvisor.AdvisorConfig{})
+	return &session{
+		model:         "claude-sonnet-4-5",
+		contextWindow: 200000,
+		maxTokens:     1024,
+		client:        c,
+		advisor:       advisor,
+		retrier:       erradvisor.NewRetrier(policy, erradvisor.WithTracker(advisor.Tracker())),
+		log:           log,
+		rec:           rec,
+	}
+}
+
+// maxRequestsPerMessage is a safety net for the demo; the Policy is what
+// bounds retries and continuations.
+const maxRequestsPerMessage = 20
+
+// ask sends a user message and runs the request loop until the turn is
+// done: answered, stopped, or cancelled. It returns ctx.Err() only when the
+// user cancelled.
+func (s *session) ask(ctx context.Context, text string) error {
+	s.log.printf("user> %s", text)
+	s.transcript = append(s.transcript, message{role: "user", text: text, at: time.Now()})
+	// 1. A new user message: the continuation count, the nudge and the
+	// overflow recovery start over.
+	s.retrier.UserMessage()
+	after := erradvisor.AfterUser
+
+	for n := 1; n <= maxRequestsPerMessage; n++ {
+		// 2. Build the request: the transcript, plus the advisory notes for
+		// this request only. They are never stored in the transcript.
+		now := time.Now()
+		notes := s.advisor.Notes(now, providerID, s.model, view(s.transcript))
+		req := s.request(notes)
+		s.log.request(n, req, notes)
+		s.rec.Requests = append(s.rec.Requests, Request{Notes: noteTexts(notes)})
+
+		// 3. Send it, and describe the result as an Outcome.
+		t, failure := s.client.send(ctx, req)
+		now = time.Now()
+		var o erradvisor.Outcome
+		if failure != nil {
+			failure.Provider, failure.Model, failure.At = providerID, s.model, now
+			c := erradvisor.Classify(*failure)
+			s.log.failure(failure, c)
+			s.rec.Classifications = append(s.rec.Classifications, c)
+			o = erradvisor.Outcome{
+				Stop: erradvisor.StopError, Classification: c,
+				Status: failure.Status, Message: failure.Message,
+				Provider: providerID, Model: s.model, CurrentModel: s.model,
+			}
+			s.transcript = append(s.transcript, message{role: "assistant", stop: erradvisor.StopError,
+				errText: failure.Message, model: s.model, at: now})
+		} else {
+			s.log.turn(t)
+			o = s.outcome(t, after)
+			s.transcript = append(s.transcript, message{role: "assistant", text: t.Text, thinking: t.Thinking,
+				stop: o.Stop, model: s.model, at: now})
+			s.rec.Answer = t.Text
+		}
+
+		// 4. Decide, and stream the decision's events to the UI.
+		d := s.retrier.Decide(o, now)
+		s.log.decision(d)
+		s.record(d)
+		s.emit(d.Events()...)
+
+		// 5. Act on the decision.
+		switch d.Action {
+		case erradvisor.Retry:
+			// The failed attempt stays out of the retry's context: a trailing
+			// failure in the transcript means the loop has given up on it.
+			s.transcript = s.transcript[:len(s.transcript)-1]
+			if err := erradvisor.Wait(ctx, d.Delay); err != nil {
+				// The user cancelled during the backoff: close the streak.
+				s.emit(s.retrier.Cancel().Events()...)
+				return err
+			}
+
+		case erradvisor.Compact:
+			if !s.recoverOverflow() {
+				return nil
+			}
+			after = erradvisor.AfterUser
+
+		case erradvisor.Continue, erradvisor.Nudge:
+			// A hidden user message lets the model carry on.
+			s.transcript = append(s.transcript, message{role: "user", text: d.Text, hidden: true, at: now})
+			after = erradvisor.AfterContinuation
+
+		case erradvisor.Stop:
+			// Say why, and keep the failed turn: the next request, after the
+			// user's next message, carries a note that explains it.
+			s.log.printf("  shown to the user: stopped: %s", d.Explain())
+			return nil
+
+		default:
+			// None: the turn stands. Defer: the host's own mechanism (its
+			// threshold compaction, its retry layer) takes over.
+			return nil
+		}
+	}
+	s.log.printf("  giving up: more than %d requests for one message", maxRequestsPerMessage)
+	return nil
+}
+
+// recoverOverflow runs the overflow compaction, reporting its start and end
+// to the Advisor (and so to the tracker the Retrier shares). It reports
+// whether the loop should make its one fresh attempt.
+func (s *session) recoverOverflow() bool {
+	s.emit(s.advisor.CompactionStarted(erradvisor.CompactionOverflow, time.Now()))
+
+	// Summarise everything before the latest user message; the failed turn
+	// goes with it.
+	last := len(s.transcript) - 1
+	for last >= 0 && s.transcript[last].role != "user" {
+		last--
+	}
+	var res *erradvisor.CompactionResult
+	summary, before, after, err := "", 0, 0, errors.New("no user message to keep")
+	if last >= 0 {
+		summary, before, after, err = s.compact(s.transcript[:last])
+	}
+	if err == nil {
+		res = &erradvisor.CompactionResult{Summary: summary, TokensBefore: before, EstimatedTokensAfter: after}
+		kept := s.transcript[last]
+		s.transcript = []message{{role: "summary", text: summary, at: time.Now()}, kept}
+	}
+	end := s.advisor.CompactionEnded(res, err, time.Now())
+	s.emit(end)
+	if !end.WillRetry {
+		s.log.printf("  stopped: compaction did not complete: %s", end.ErrorMessage)
+	}
+	return end.WillRetry
+}
+
+// outcome describes a finished turn to the Retrier.
+func (s *session) outcome(t *turn, after erradvisor.Preceding) erradvisor.Outcome {
+	o := erradvisor.Outcome{
+		Provider: providerID, Model: s.model, CurrentModel: s.model,
+		HasText: t.Text != "", HasToolCalls: t.ToolCalls > 0, HasThinking: t.Thinking != "",
+		After: after,
+		Usage: erradvisor.TokenUsage{
+			Input: t.InputTokens, Output: t.OutputTokens,
+			ContextWindow: s.contextWindow, MaxOutput: s.maxTokens,
+		},
+	}
+	switch t.StopReason {
+	case "max_tokens":
+		o.Stop = erradvisor.StopLength
+	case "tool_use":
+		o.Stop = erradvisor.StopToolUse
+	default: // "end_turn", "stop_sequence", "refusal", ...
+		o.Stop = erradvisor.StopEndTurn
+	}
+	return o
+}
+
+// request builds the wire request from the transcript and appends the notes
+// after its last message. Failed and empty assistant turns are host records,
+// not context: they are left out.
+func (s *session) request(notes []erradvisor.Note) wireRequest {
+	req := wireRequest{Model: s.model, MaxTokens: s.maxTokens, Stream: true}
+	add := func(role, text string) {
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == role {
+			req.Messages[n-1].Content = append(req.Messages[n-1].Content, wireBlock{Type: "text", Text: text})
+			return
+		}
+		req.Messages = append(req.Messages, wireMessage{Role: role, Content: []wireBlock{{Type: "text", Text: text}}})
+	}
+	for _, m := range s.transcript {
+		switch {
+		case m.role == "summary":
+			add("user", "Summary of the conversation so far:\n"+m.text)
+		case m.role == "user":
+			add("user", m.text)
+		case m.text != "":
+			add("assistant", m.text)
+		}
+	}
+	for _, n := range notes {
+		add("user", n.Text)
+	}
+	return req
+}
+
+// record adds d to the scenario's result.
+func (s *session) record(d erradvisor.Decision) {
+	s.rec.Decisions = append(s.rec.Decisions, d)
+	s.rec.Final = d
+}
+
+// emit streams lifecycle events as JSON lines, as a host would to its UI.
+func (s *session) emit(events ...erradvisor.Event) {
+	for _, e := range events {
+		line, err := json.Marshal(e)
+		if err != nil {
+			line = []byte(`{"error":` + quote(err.Error()) + `}`)
+		}
+		s.log.printf("  event: %s", line)
+		s.rec.Events = append(s.rec.Events, e)
+	}
+}
+
+// pendingNotes returns the notes the next request would carry, for the log
+// after a Stop. Notes consumes one-shot notes (a compaction outcome, a
+// command failure); after a Stop there are none, and the provider-error note
+// comes from the transcript, so it recurs on the real next request.
+func (s *session) pendingNotes() []string {
+	return noteTexts(s.advisor.Notes(time.Now(), providerID, s.model, view(s.transcript)))
+}
+
+func noteTexts(notes []erradvisor.Note) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = n.Text
+	}
+	return out
+}
