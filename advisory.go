@@ -220,7 +220,10 @@ func (a *Advisor) trackerRef() *CompactionTracker {
 // session's Retrier.
 func (a *Advisor) Tracker() *CompactionTracker { return a.trackerRef() }
 
-// UserTurn records a new user message; see CompactionTracker.UserTurn.
+// UserTurn records a new user message; see CompactionTracker.UserTurn. A
+// host whose Advisor shares its tracker with a Retrier calls
+// Retrier.UserMessage instead, which re-arms the same tracker; calling both
+// is harmless.
 func (a *Advisor) UserTurn() { a.trackerRef().UserTurn() }
 
 // CompactionStarted records that a compaction began; see

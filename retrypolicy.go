@@ -505,6 +505,7 @@ const (
 	causeNudge
 	causeNudgeSpent
 	causeLengthStop
+	causeOverWindow
 )
 
 // Decision is the Retrier's answer to one Outcome.
@@ -525,6 +526,12 @@ type Decision struct {
 	Classification Classification
 	// Text is the hidden user message for Continue and Nudge.
 	Text string
+	// Compaction is the reason to report for a Compact: CompactionOverflow
+	// for a recovery, after which the request is retried once (the end
+	// event's WillRetry says so), and CompactionThreshold for a successful
+	// turn whose usage already exceeded the context window, which is
+	// compacted without a retry. Pass it to CompactionTracker.Started.
+	Compaction CompactionReason
 
 	cause     cause
 	limit     time.Duration // the ceiling a server-requested wait exceeded
@@ -627,6 +634,8 @@ func (d Decision) Explain() string {
 		return "empty stop again after a nudge: given up"
 	case causeLengthStop:
 		return "output limit reached"
+	case causeOverWindow:
+		return "the turn's usage exceeded the context window: compact, no retry"
 	}
 	return d.Action.String()
 }
@@ -766,7 +775,8 @@ func (r *Retrier) Tracker() *CompactionTracker { return r.tracker }
 func (r *Retrier) Attempt() int { return r.attempt }
 
 // UserMessage records a new user message: the continuation count and the
-// nudge start over, and the tracker's recovery latch is re-armed.
+// nudge start over, and the tracker's recovery latch is re-armed (so an
+// Advisor sharing the tracker needs no UserTurn call of its own).
 func (r *Retrier) UserMessage() {
 	r.continuations = 0
 	r.nudged = false
@@ -817,6 +827,11 @@ func (r *Retrier) Decide(o Outcome, now time.Time) Decision {
 	}
 	d := Decision{Action: None, cause: causeSuccess}
 	r.closeStreak(&d, true, "")
+	if u := o.Usage; r.p.RecoverOverflow && u.ContextWindow > 0 && u.Used() > u.ContextWindow && sameModel(o) {
+		// The answer is kept; the next request would overflow.
+		d.Action, d.cause, d.Compaction = Compact, causeOverWindow, CompactionThreshold
+		return d
+	}
 	if o.Stop == StopEndTurn && !o.HasText && !o.HasToolCalls {
 		r.onEmpty(o, &d)
 	}
@@ -905,7 +920,7 @@ func (r *Retrier) recover(o Outcome, d *Decision) {
 	case !r.tracker.ClaimRecovery():
 		d.Action, d.cause = Stop, causeRecoverySpent
 	default:
-		d.Action, d.cause = Compact, causeCompactOverflow
+		d.Action, d.cause, d.Compaction = Compact, causeCompactOverflow, CompactionOverflow
 	}
 }
 
@@ -922,7 +937,7 @@ func (r *Retrier) onLength(o Outcome, d *Decision) {
 	u := o.Usage
 	early := u.MaxOutput > 0 && u.Output < u.MaxOutput
 	if early && r.p.RecoverEarlyLength && sameModel(o) && r.tracker.ClaimRecovery() {
-		d.Action, d.cause = Compact, causeCompactLength
+		d.Action, d.cause, d.Compaction = Compact, causeCompactLength, CompactionOverflow
 		return
 	}
 	if !r.p.ContinueOnLength {

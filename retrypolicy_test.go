@@ -1063,3 +1063,43 @@ func TestFinalErrorWithoutText(t *testing.T) {
 		t.Errorf("auto_retry_end: got %+v (present %v), want %+v", end, ok, want)
 	}
 }
+
+// TestCompactionReasons checks which compaction a Compact asks for: an
+// overflow recovery retries, a successful turn that already exceeded the
+// window is compacted without a retry, and a fresh tracker agrees.
+func TestCompactionReasons(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	overflowOutcome := Outcome{Stop: StopError, Classification: Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.context_window"}}
+	overWindow := Outcome{Stop: StopEndTurn, HasText: true, Usage: TokenUsage{Input: 190000, Output: 15000, ContextWindow: 200000}}
+	within := Outcome{Stop: StopEndTurn, HasText: true, Usage: TokenUsage{Input: 100000, Output: 1000, ContextWindow: 200000}}
+	for _, tc := range []struct {
+		name   string
+		p      Policy
+		o      Outcome
+		action Action
+		reason CompactionReason
+		retry  bool
+	}{
+		{"overflow recovery", Conservative(), overflowOutcome, Compact, CompactionOverflow, true},
+		{"over the window after success", Conservative(), overWindow, Compact, CompactionThreshold, false},
+		{"over the window, persistent", Persistent(), overWindow, Compact, CompactionThreshold, false},
+		{"within the window", Conservative(), within, None, "", false},
+		{"zero policy does not compact", Policy{}, overWindow, None, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRetrier(tc.p)
+			d := r.Decide(tc.o, now)
+			if d.Action != tc.action || d.Compaction != tc.reason {
+				t.Fatalf("got %v/%q (%s), want %v/%q", d.Action, d.Compaction, d.Explain(), tc.action, tc.reason)
+			}
+			if d.Action != Compact {
+				return
+			}
+			r.Tracker().Started(d.Compaction, now)
+			end := r.Tracker().Ended(&CompactionResult{TokensBefore: 205000, EstimatedTokensAfter: 40000}, nil, now)
+			if end.WillRetry != tc.retry {
+				t.Errorf("WillRetry = %v, want %v", end.WillRetry, tc.retry)
+			}
+		})
+	}
+}
