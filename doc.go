@@ -49,8 +49,8 @@
 //     failure Classify(Failure{...}) of the status, body, headers and error.
 //  4. d := r.Decide(outcome, now), stream d.Events(), and act on d.Action:
 //     Retry after Wait(ctx, d.Delay); Compact, reporting the compaction with
-//     a.CompactionStarted and a.CompactionEnded (whose WillRetry says
-//     whether to retry); Continue or Nudge by sending d.Text as a hidden user
+//     a.CompactionStarted(d.Compaction, now) and a.CompactionEnded (whose
+//     WillRetry says whether to retry); Continue or Nudge by sending d.Text as a hidden user
 //     message; Stop and show d.Explain(); None or Defer: do nothing more.
 //
 // Command failures the model cannot see (an extension command that threw)

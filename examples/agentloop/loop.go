@@ -158,7 +158,7 @@ func (s *session) ask(ctx context.Context, text string) error {
 			}
 
 		case erradvisor.Compact:
-			if !s.recoverOverflow() {
+			if !s.runCompaction(d.Compaction) {
 				return nil
 			}
 			after = erradvisor.AfterUser
@@ -184,11 +184,12 @@ func (s *session) ask(ctx context.Context, text string) error {
 	return nil
 }
 
-// recoverOverflow runs the overflow compaction, reporting its start and end
-// to the Advisor (and so to the tracker the Retrier shares). It reports
-// whether the loop should make its one fresh attempt.
-func (s *session) recoverOverflow() bool {
-	s.emit(s.advisor.CompactionStarted(erradvisor.CompactionOverflow, time.Now()))
+// runCompaction runs the compaction a Decision asked for, reporting its start and
+// end to the Advisor (and so to the tracker the Retrier shares). It reports
+// whether the loop should make its one fresh attempt: only an overflow
+// recovery that compacted retries.
+func (s *session) runCompaction(reason erradvisor.CompactionReason) bool {
+	s.emit(s.advisor.CompactionStarted(reason, time.Now()))
 
 	// Summarise everything before the latest user message; the failed turn
 	// goes with it.

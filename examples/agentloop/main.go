@@ -25,7 +25,7 @@
 //  5. Act on Decision.Action:
 //     Retry: drop the failed attempt from the context, Wait(ctx, d.Delay),
 //     send again (on cancellation, stream Retrier.Cancel's events);
-//     Compact: Advisor.CompactionStarted(CompactionOverflow), compact,
+//     Compact: Advisor.CompactionStarted(Decision.Compaction), compact,
 //     Advisor.CompactionEnded, and send once more if the end event says
 //     WillRetry;
 //     Continue and Nudge: append Decision.Text as a hidden user message and
