@@ -24,6 +24,7 @@ const (
 	anchorLimitReachedPipe
 
 	anchorStatusCode
+	anchorStatusCodeCamel
 	anchorErrorCode
 	anchorAPIError
 	anchorHTTP
@@ -49,12 +50,13 @@ var anchorPhrases = [numAnchors]string{
 	anchorResumeAt:         "resume using this model at",
 	anchorLimitReachedPipe: "limit reached|",
 
-	anchorStatusCode: "status code",
-	anchorErrorCode:  "error code",
-	anchorAPIError:   "api error",
-	anchorHTTP:       "http",
-	anchorStatus:     "status",
-	anchorCode:       "code",
+	anchorStatusCode:      "status code",
+	anchorStatusCodeCamel: "statuscode",
+	anchorErrorCode:       "error code",
+	anchorAPIError:        "api error",
+	anchorHTTP:            "http",
+	anchorStatus:          "status",
+	anchorCode:            "code",
 }
 
 // bodyHints reads the wait and the reset time a message states, from the
@@ -119,13 +121,13 @@ func readNumberAfter(s string, i int) (float64, bool) {
 // statusFromText finds an HTTP status written into a message in a clear
 // shape: "429 Too Many Requests" or "Error: 503 ..." at the start, "HTTP
 // 429", "HTTP/1.1 503", "status code 429", "429 status code", "Error code:
-// 429", "API error (429)", "status: 429", "code": 429. It returns 0 when no
+// 429", "API error (429)", "status: 429", "statusCode: 429", "code": 429. It returns 0 when no
 // shape is present.
 func statusFromText(msg string, ends *[numAnchors]int) int {
 	if s := leadingStatus(msg); s != 0 {
 		return s
 	}
-	for _, a := range [...]int{anchorStatusCode, anchorErrorCode, anchorAPIError, anchorHTTP, anchorStatus, anchorCode} {
+	for _, a := range [...]int{anchorStatusCode, anchorStatusCodeCamel, anchorErrorCode, anchorAPIError, anchorHTTP, anchorStatus, anchorCode} {
 		e := ends[a]
 		if e < 0 {
 			continue
