@@ -1,0 +1,86 @@
+// Package anthropic turns errors of the official Anthropic Go SDK
+// (github.com/anthropics/anthropic-sdk-go/v2) into erradvisor Failures.
+//
+// The SDK reports every API failure as an *anthropic.Error: an HTTP error
+// response (429 rate_limit_error, 529 overloaded_error, 400 "prompt is too
+// long", ...) and also an `event: error` inside a 200 event stream, which
+// stream.Err() returns with the stream's status (200). Failure tells the two
+// apart: a streamed error has Status 0, as erradvisor expects for an error
+// event inside a 200 stream.
+//
+// Cancellations, deadlines and network faults stay in Failure.Err, so the
+// classifier sees them through the Go error chain.
+//
+// Turn the SDK's own retries off (option.WithMaxRetries(0)) and let the
+// request loop decide; stacked retry layers hide quota errors and multiply
+// latency.
+package anthropic
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	ant "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/erradvisor/erradvisor"
+)
+
+// Provider is the provider id the adapter puts in Failure.Provider. It
+// enables erradvisor's Anthropic-specific rules.
+const Provider = "anthropic"
+
+// Failure describes err, an error returned by an anthropic-sdk-go call or by
+// a stream's Err method, as an erradvisor.Failure.
+//
+// For an *anthropic.Error found with errors.As, Status is the HTTP status (0
+// for an error event inside a 200 stream), Code is the error type from the
+// body ("overloaded_error", "rate_limit_error", ...), Message is the raw
+// response body or event data, and Header the response headers (among them
+// x-should-retry, retry-after and the anthropic-ratelimit-* resets).
+//
+// Any other error (context.Canceled, a deadline, a dropped connection)
+// gives a Failure with only Provider, Message (err.Error()) and Err.
+//
+// Err is always err itself, so the classifier walks the whole chain. At is
+// left zero: set it to the host clock's now to anchor HTTP-date Retry-After
+// values and reset times. Model is left empty for the host to fill. A nil
+// err gives the zero Failure.
+func Failure(err error) erradvisor.Failure {
+	if err == nil {
+		return erradvisor.Failure{}
+	}
+	f := erradvisor.Failure{Provider: Provider, Err: err}
+	var apiErr *ant.Error
+	if errors.As(err, &apiErr) && apiErr != nil {
+		if apiErr.StatusCode >= 400 {
+			f.Status = apiErr.StatusCode
+		}
+		f.Code = string(apiErr.Type())
+		if f.Code == "" {
+			f.Code = string(apiErr.ErrorCode())
+		}
+		f.Message = strings.TrimSpace(apiErr.RawJSON())
+		if f.Message == "" {
+			f.Message = apiErr.Message
+		}
+		if apiErr.Response != nil {
+			f.Header = apiErr.Response.Header
+		}
+	}
+	if f.Message == "" {
+		f.Message = err.Error()
+	}
+	return f
+}
+
+// Classify classifies err with erradvisor's default rules, observed now:
+// erradvisor.Classify(f) where f is Failure(err) with At set to time.Now().
+// A nil err gives the zero Classification (Unknown).
+func Classify(err error) erradvisor.Classification {
+	if err == nil {
+		return erradvisor.Classification{}
+	}
+	f := Failure(err)
+	f.At = time.Now()
+	return erradvisor.Classify(f)
+}
