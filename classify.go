@@ -511,18 +511,10 @@ func (r *rule) applies(prov string, status int, code, msg string, h *hits) bool 
 	return r.re != nil && r.re.MatchString(msg)
 }
 
-// ruleMatchesExample reports whether r alone applies to an example text,
-// with r's first provider and status as the context.
-func (c *Classifier) ruleMatchesExample(r *rule, text string) bool {
-	var cr *rule
-	for _, x := range c.rules {
-		if x.id == r.id {
-			cr = x
-		}
-	}
-	if cr == nil {
-		return false
-	}
+// ruleMatchesExample reports whether the compiled rule r (one of c.rules)
+// alone applies to an example text, with r's first provider and status as
+// the context. buf is scratch space for the phrase set.
+func (c *Classifier) ruleMatchesExample(r *rule, text string, buf []uint64) bool {
 	prov, status, code := "", 0, ""
 	if len(r.providers) > 0 {
 		prov = r.providers[0]
@@ -534,10 +526,11 @@ func (c *Classifier) ruleMatchesExample(r *rule, text string) bool {
 	if len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.codes) > 0 {
 		code, msg = text, ""
 	}
-	h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
+	clear(buf)
+	h := hits{set: buf}
 	c.m.scan(msg, &h, nil, nil)
 	c.m.scan(code, &h, nil, nil)
-	return cr.applies(prov, status, code, msg, &h)
+	return r.applies(prov, status, code, msg, &h)
 }
 
 // provider returns the canonical id of p, without allocating.

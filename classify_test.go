@@ -40,10 +40,11 @@ func TestRuleExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, r := range set.rules {
+	buf := make([]uint64, (c.m.nphrase+63)/64)
+	for _, r := range c.rules {
 		for _, ex := range r.examples {
 			n++
-			if !c.ruleMatchesExample(r, ex) {
+			if !c.ruleMatchesExample(r, ex, buf) {
 				t.Errorf("%s: example does not match: %q", r.id, ex)
 			}
 			f := Failure{Message: ex}
@@ -62,7 +63,7 @@ func TestRuleExamples(t *testing.T) {
 		}
 		for _, ex := range r.not {
 			n++
-			if c.ruleMatchesExample(r, ex) {
+			if c.ruleMatchesExample(r, ex, buf) {
 				t.Errorf("%s: 'not' text matches: %q", r.id, ex)
 			}
 		}

@@ -1,9 +1,6 @@
 package erradvisor
 
-import (
-	"errors"
-	"slices"
-)
+import "errors"
 
 // The matcher finds every phrase of a rule set in one pass over the text, in
 // time linear in the text whatever the number of phrases (an Aho–Corasick
@@ -54,8 +51,8 @@ type matcher struct {
 	class   [256]uint8 // normalised byte -> byte class (0: a byte no phrase uses)
 	nclass  int
 	delta   []uint16 // state*nclass + class -> next state
-	outAt   []uint32 // state -> start of its outputs in outs (outAt[s]..outAt[s+1])
-	outs    []int32  // phrase ids
+	own     []int32  // state -> the phrase that ends exactly there, or -1
+	dict    []uint16 // state -> nearest state on its failure chain with a phrase, or 0
 	nphrase int
 }
 
@@ -80,64 +77,61 @@ func newMatcher(phrases []string) (*matcher, error) {
 	}
 	m.nclass++
 
-	// Trie.
-	type node struct {
-		next map[uint8]int
-		out  []int32
-	}
-	nodes := []node{{next: map[uint8]int{}}}
+	// Trie, built straight into the dense table: while a row has not been
+	// processed below, a non-zero entry in it is a trie edge. Phrases are
+	// distinct, so at most one ends at each node.
+	nc := m.nclass
+	m.delta = make([]uint16, nc, 64*nc)
+	m.own = []int32{-1}
 	for id, p := range phrases {
 		s := 0
 		for i := 0; i < len(p); i++ {
-			c := m.class[p[i]]
-			n, ok := nodes[s].next[c]
-			if !ok {
-				if len(nodes) >= maxStates {
+			c := int(m.class[p[i]])
+			n := int(m.delta[s*nc+c])
+			if n == 0 {
+				n = len(m.own)
+				if n >= maxStates {
 					return nil, errTooManyStates
 				}
-				nodes = append(nodes, node{next: map[uint8]int{}})
-				n = len(nodes) - 1
-				nodes[s].next[c] = n
+				m.delta = append(m.delta, make([]uint16, nc)...)
+				m.own = append(m.own, -1)
+				m.delta[s*nc+c] = uint16(n)
 			}
 			s = n
 		}
-		nodes[s].out = append(nodes[s].out, int32(id))
+		m.own[s] = int32(id)
 	}
 
-	// Breadth-first: failure links folded into a dense transition table.
-	nc := m.nclass
-	m.delta = make([]uint16, len(nodes)*nc)
-	fail := make([]int, len(nodes))
-	queue := make([]int, 0, len(nodes))
+	// Breadth-first: failure links folded into the table, and for each
+	// state the nearest state on its failure chain that ends a phrase (its
+	// dictionary link).
+	states := len(m.own)
+	m.dict = make([]uint16, states)
+	fail := make([]int, states)
+	queue := make([]int, 0, states)
 	for c := 0; c < nc; c++ {
-		if n, ok := nodes[0].next[uint8(c)]; ok {
-			m.delta[c] = uint16(n)
+		if n := int(m.delta[c]); n != 0 {
 			queue = append(queue, n)
 		}
 	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		nodes[s].out = append(nodes[s].out, nodes[fail[s]].out...)
+		if f := fail[s]; m.own[f] >= 0 {
+			m.dict[s] = uint16(f)
+		} else {
+			m.dict[s] = m.dict[f]
+		}
+		row, frow := s*nc, fail[s]*nc
 		for c := 0; c < nc; c++ {
-			if n, ok := nodes[s].next[uint8(c)]; ok {
-				fail[n] = int(m.delta[fail[s]*nc+c])
-				m.delta[s*nc+c] = uint16(n)
+			if n := int(m.delta[row+c]); n != 0 {
+				fail[n] = int(m.delta[frow+c])
 				queue = append(queue, n)
 			} else {
-				m.delta[s*nc+c] = m.delta[fail[s]*nc+c]
+				m.delta[row+c] = m.delta[frow+c]
 			}
 		}
 	}
-	m.outAt = make([]uint32, len(nodes)+1)
-	for s := range nodes {
-		o := slices.Clone(nodes[s].out)
-		slices.Sort(o)
-		o = slices.Compact(o)
-		m.outAt[s] = uint32(len(m.outs))
-		m.outs = append(m.outs, o...)
-	}
-	m.outAt[len(nodes)] = uint32(len(m.outs))
 	return m, nil
 }
 
@@ -152,6 +146,11 @@ func (h *hits) has(id int32) bool { return h.set[id>>6]&(1<<(uint(id)&63)) != 0 
 // scan adds to h every phrase found in text. For the phrase ids in anchors
 // (a small list), firstEnd records the index in text of the last byte of the
 // first occurrence, or leaves -1.
+//
+// The work is linear in the text plus the number of phrases: at each state
+// the phrases ending there are those on its dictionary chain, and once a
+// phrase on the chain is already in h, so is every phrase after it (they
+// were all found together, at its first occurrence).
 func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 	state := 0
 	prev := byte(' ')
@@ -163,15 +162,16 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 		}
 		prev = b
 		state = int(m.delta[state*nc+int(m.class[b])])
-		lo, hi := m.outAt[state], m.outAt[state+1]
-		if lo == hi {
-			continue
+		t := state
+		if m.own[t] < 0 {
+			t = int(m.dict[t])
 		}
-		for _, id := range m.outs[lo:hi] {
+		for t != 0 {
+			id := m.own[t]
 			w := &h.set[id>>6]
 			bit := uint64(1) << (uint(id) & 63)
 			if *w&bit != 0 {
-				continue
+				break
 			}
 			*w |= bit
 			for k, a := range anchors {
@@ -179,6 +179,7 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 					firstEnd[k] = i
 				}
 			}
+			t = int(m.dict[t])
 		}
 	}
 }

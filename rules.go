@@ -162,7 +162,7 @@ var ruleKeys = []string{"id", "class", "reason", "description", "providers", "st
 	"match", "all", "also", "unless", "regex", "disabled", "examples", "not"}
 
 // maxRuleFileSize bounds what ParseRules reads.
-const maxRuleFileSize = 4 << 20
+const maxRuleFileSize = 1 << 20
 
 // ParseRules parses and validates a YAML rule document. name is used in
 // errors (a file path, typically). Every rule's examples must match it and
@@ -236,15 +236,16 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 	if err != nil {
 		return nil, &RuleError{File: name, Err: err}
 	}
-	for _, r := range set.rules {
-		for _, ex := range r.examples {
-			if !c.ruleMatchesExample(r, ex) {
-				return nil, fail(r.line, r.id, "example does not match: %q", ex)
+	buf := make([]uint64, (c.m.nphrase+63)/64)
+	for _, cr := range c.rules {
+		for _, ex := range cr.examples {
+			if !c.ruleMatchesExample(cr, ex, buf) {
+				return nil, fail(cr.line, cr.id, "example does not match: %q", ex)
 			}
 		}
-		for _, ex := range r.not {
-			if c.ruleMatchesExample(r, ex) {
-				return nil, fail(r.line, r.id, "'not' text matches: %q", ex)
+		for _, ex := range cr.not {
+			if c.ruleMatchesExample(cr, ex, buf) {
+				return nil, fail(cr.line, cr.id, "'not' text matches: %q", ex)
 			}
 		}
 	}
