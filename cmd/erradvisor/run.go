@@ -18,6 +18,8 @@ import (
 const usage = `usage:
   erradvisor classify [flags] [TEXT...]   classify TEXT, or standard input as one message
   erradvisor classify --jsonl [flags]     classify JSON lines from standard input
+  erradvisor explain [flags] [TEXT...]    classify TEXT, then show the decision and the note
+  erradvisor replay [flags] FILE.jsonl    replay a Pi session file: decisions and notes
   erradvisor rules list [--rules FILE]... list the rules of the layered set
   erradvisor rules check FILE.yaml...     validate rule files
   erradvisor help                         show this help
@@ -32,6 +34,14 @@ classify flags (before or after TEXT; "--" ends the flags):
                   input, write {"class","reason","rule","retry_after_ms","reset_at"} lines
 
 With no TEXT and nothing on standard input, classify shows built-in examples.
+
+explain flags: the classify flags except --jsonl, and
+  --model M       model id of the failed request
+  --policy P      conservative (default) or persistent
+
+replay flags:
+  --policy P      conservative (default) or persistent
+  --rules FILE    rule file over the defaults (repeatable)
 `
 
 // Limits on what is read from standard input.
@@ -91,6 +101,10 @@ func dispatch(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stde
 	switch args[0] {
 	case "classify":
 		return classifyCmd(args[1:], stdin, stdinIsTerminal, stdout, stderr)
+	case "explain":
+		return explainCmd(args[1:], stdin, stdinIsTerminal, stdout, stderr)
+	case "replay":
+		return replayCmd(args[1:], stdout, stderr)
 	case "rules":
 		if len(args) < 2 {
 			return &errUsage{msg: "rules: want 'list' or 'check'", full: true}

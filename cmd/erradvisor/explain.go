@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/erradvisor/erradvisor"
+)
+
+// explanation is what explain reports about one failure; its JSON form is
+// the --json output.
+type explanation struct {
+	// Classification is the verdict, in the classify --json form.
+	result
+	// Policy is the preset the decision was made under.
+	Policy string `json:"policy"`
+	// Decision is what a fresh Retrier decides for the failure.
+	Decision explainedDecision `json:"decision"`
+	// Events are the decision's lifecycle events, as the host would stream
+	// them.
+	Events []json.RawMessage `json:"events"`
+	// Notes are the advisory notes of the next request.
+	Notes []explainedNote `json:"notes"`
+}
+
+// explainedDecision is the JSON form of an erradvisor.Decision.
+type explainedDecision struct {
+	Action  string `json:"action"`
+	DelayMS int64  `json:"delay_ms"`
+	Attempt int    `json:"attempt"`
+	Max     int    `json:"max"` // 0 = no limit
+	Explain string `json:"explain"`
+	Text    string `json:"text,omitempty"` // the hidden message of Continue and Nudge
+}
+
+// explainedNote is the JSON form of an erradvisor.Note.
+type explainedNote struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// explainOpts are the flags of explain.
+type explainOpts struct {
+	classifyOpts
+	policy, model string
+}
+
+// explainCmd runs `erradvisor explain [flags] [TEXT...]`: it classifies one
+// failure like classify, then shows what a session would do with it as the
+// first failure of a user turn:
+//
+//   - the Decision of a fresh Retrier of the --policy preset, after
+//     UserMessage, for an Outcome with stop reason "error", the
+//     classification, the status, the text, the provider and the model
+//     (action, delay, attempt of max, Explain) and its events as JSON lines;
+//   - the notes an Advisor sharing the Retrier's tracker returns for the
+//     next request, to the same provider and model, when the transcript is
+//     the one failed assistant entry (error text, provider, model, time now).
+//
+// The note describes the failure as left in the transcript: for a failure
+// the policy retries, it is what the model is told once the retries give up.
+// The Advisor classifies the entry from its text, provider and model alone
+// (a transcript holds no status or code), so with --status or --code the
+// note can differ from the printed classification.
+func explainCmd(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stderr io.Writer) error {
+	var o explainOpts
+	fs := newFlagSet("explain")
+	fs.StringVar(&o.provider, "provider", "", "")
+	fs.IntVar(&o.status, "status", 0, "")
+	fs.StringVar(&o.code, "code", "", "")
+	fs.StringVar(&o.model, "model", "", "")
+	fs.StringVar(&o.policy, "policy", "conservative", "")
+	fs.Var(&o.rules, "rules", "")
+	fs.BoolVar(&o.json, "json", false, "")
+	text, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkStatus(o.status); err != nil {
+		return usageErr("--status %d: %v", o.status, err)
+	}
+	p, err := policyByName(o.policy)
+	if err != nil {
+		return err
+	}
+	var msg string
+	if len(text) > 0 {
+		msg = strings.Join(text, " ")
+	} else if !stdinIsTerminal {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxMessage+1))
+		if err != nil {
+			return fmt.Errorf("reading standard input: %w", err)
+		}
+		if len(b) > maxMessage {
+			return fmt.Errorf("standard input is larger than %d MiB", maxMessage>>20)
+		}
+		msg = strings.TrimSpace(string(b))
+	}
+	if msg == "" && o.status == 0 && o.code == "" {
+		return usageErr("explain: give the error TEXT (or pipe it on standard input), or set --status or --code")
+	}
+	c, err := loadClassifier(o.rules)
+	if err != nil {
+		return err
+	}
+	ex := explain(c, p, strings.ToLower(o.policy), o.provider, o.model, o.status, o.code, msg)
+	if o.json {
+		b, err := json.Marshal(ex)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(b, '\n'))
+		return err
+	}
+	_, err = io.WriteString(stdout, ex.human(o.provider, o.model))
+	return err
+}
+
+// explain builds the explanation of one failure observed now().
+func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider, model string, status int, code, msg string) explanation {
+	at := now()
+	cl := c.Classify(erradvisor.Failure{Provider: provider, Model: model, Status: status, Code: code, Message: msg, At: at})
+
+	r := erradvisor.NewRetrier(p)
+	a := erradvisor.NewAdvisor(erradvisor.AdvisorConfig{Tracker: r.Tracker(), Classifier: c})
+	r.UserMessage()
+	d := r.Decide(erradvisor.Outcome{
+		Stop: erradvisor.StopError, Classification: cl, Status: status, Message: msg,
+		Provider: provider, Model: model, CurrentModel: model, After: erradvisor.AfterUser,
+	}, at)
+
+	transcript := []erradvisor.Entry{{
+		Kind: erradvisor.EntryAssistant, StopReason: erradvisor.StopError, ErrorMessage: msg,
+		Provider: provider, Model: model, Time: at,
+	}}
+	notes := a.Notes(at, provider, model, erradvisor.NewestFirst(transcript))
+
+	ex := explanation{
+		result: toResult(cl),
+		Policy: policyName,
+		Decision: explainedDecision{
+			Action: d.Action.String(), DelayMS: d.Delay.Milliseconds(),
+			Attempt: d.Attempt, Max: d.Max, Explain: d.Explain(), Text: d.Text,
+		},
+		Events: []json.RawMessage{},
+		Notes:  []explainedNote{},
+	}
+	for _, e := range d.Events() {
+		ex.Events = append(ex.Events, json.RawMessage(eventJSON(e)))
+	}
+	for _, n := range notes {
+		ex.Notes = append(ex.Notes, explainedNote{Kind: n.Kind.String(), Text: n.Text})
+	}
+	return ex
+}
+
+// human renders ex for a terminal.
+func (ex explanation) human(provider, model string) string {
+	var b strings.Builder
+	field := func(name, value string) { fmt.Fprintf(&b, "%-12s%s\n", name, value) }
+	field("class", ex.Class)
+	field("reason", dash(ex.Reason))
+	field("rule", dash(ex.Rule))
+	if ex.RetryAfterMS > 0 {
+		field("retry after", (time.Duration(ex.RetryAfterMS) * time.Millisecond).String())
+	} else {
+		field("retry after", "-")
+	}
+	field("reset at", dash(ex.ResetAt))
+	b.WriteString("\n")
+	field("policy", ex.Policy+" (a fresh Retrier; this is the first failure of the turn)")
+	d := ex.Decision
+	field("decision", d.Action)
+	if d.DelayMS > 0 {
+		field("delay", (time.Duration(d.DelayMS) * time.Millisecond).String())
+	}
+	if d.Attempt > 0 || d.Max > 0 {
+		field("attempt", fmt.Sprintf("%d of %s", d.Attempt, maxString(d.Max)))
+	}
+	field("why", d.Explain)
+	if d.Text != "" {
+		field("send", fmt.Sprintf("%q (as a hidden user message)", d.Text))
+	}
+	if len(ex.Events) == 0 {
+		field("events", "none")
+	}
+	for _, e := range ex.Events {
+		field("event", string(e))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "notes on the next request to %s, the transcript being this one failed turn", providerModel(provider, model))
+	switch d.Action {
+	case "retry":
+		b.WriteString(" (the retries having given up)")
+	case "compact":
+		b.WriteString(" (not compacted)")
+	}
+	b.WriteString(":\n")
+	if len(ex.Notes) == 0 {
+		b.WriteString("  none\n")
+	}
+	for _, n := range ex.Notes {
+		fmt.Fprintf(&b, "  %s\n", n.Text)
+	}
+	return b.String()
+}
