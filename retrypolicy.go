@@ -629,6 +629,9 @@ func (d Decision) Explain() string {
 	case causeContinuationCap:
 		return fmt.Sprintf("automatic continuation limit reached (%d)", d.Max)
 	case causeNudge:
+		if d.detail != "" {
+			return d.detail + " stop: nudge once"
+		}
 		return "empty stop: nudge once"
 	case causeNudgeSpent:
 		return "empty stop again after a nudge: given up"
@@ -972,6 +975,9 @@ func (r *Retrier) onEmpty(o Outcome, d *Decision) {
 	}
 	r.nudged = true
 	d.Action, d.cause, d.Text, d.Attempt, d.Max = Nudge, causeNudge, r.p.nudgeText(), 1, 1
+	if thinkingOnly {
+		d.detail = "thinking-only"
+	}
 }
 
 func (r *Retrier) continueTurn(d *Decision, why cause) {

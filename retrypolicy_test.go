@@ -346,7 +346,7 @@ func TestPersistent(t *testing.T) {
 		policy: Persistent(),
 		steps:  []step{turn(thinking), turn(thinking), turn(silent), userMsg, turn(silent)},
 		want: []got{
-			{Nudge, 0, 1, 1, "continue", "empty stop: nudge once", nil},
+			{Nudge, 0, 1, 1, "continue", "thinking-only stop: nudge once", nil},
 			{None, 0, 0, 0, "", "empty stop again after a nudge: given up", nil},
 			{None, 0, 0, 0, "", "empty stop again after a nudge: given up", nil},
 			{Nudge, 0, 1, 1, "continue", "empty stop: nudge once", nil},

@@ -105,7 +105,7 @@ func TestReplayDecisions(t *testing.T) {
 		}},
 		{"v3-docs-branch-thinking.jsonl", "persistent", []string{
 			"6 entries on other branches skipped",
-			"decision  nudge  attempt=1/1  — empty stop: nudge once",
+			"decision  nudge  attempt=1/1  — thinking-only stop: nudge once",
 		}},
 	}
 	for _, tt := range tests {
