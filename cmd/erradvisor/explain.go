@@ -68,13 +68,9 @@ type explainOpts struct {
 func explainCmd(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stderr io.Writer) error {
 	var o explainOpts
 	fs := newFlagSet("explain")
-	fs.StringVar(&o.provider, "provider", "", "")
-	fs.IntVar(&o.status, "status", 0, "")
-	fs.StringVar(&o.code, "code", "", "")
+	o.bind(fs)
 	fs.StringVar(&o.model, "model", "", "")
 	fs.StringVar(&o.policy, "policy", "conservative", "")
-	fs.Var(&o.rules, "rules", "")
-	fs.BoolVar(&o.json, "json", false, "")
 	text, err := parseArgs(fs, args)
 	if err != nil {
 		return err

@@ -202,14 +202,20 @@ type classifyOpts struct {
 	json, jsonl    bool
 }
 
-func classifyCmd(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stderr io.Writer) error {
-	var o classifyOpts
-	fs := newFlagSet("classify")
+// bind registers the flags classify and explain share: the failure's
+// provider, status and code, extra rule files, and JSON output.
+func (o *classifyOpts) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.provider, "provider", "", "")
 	fs.IntVar(&o.status, "status", 0, "")
 	fs.StringVar(&o.code, "code", "", "")
 	fs.Var(&o.rules, "rules", "")
 	fs.BoolVar(&o.json, "json", false, "")
+}
+
+func classifyCmd(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stderr io.Writer) error {
+	var o classifyOpts
+	fs := newFlagSet("classify")
+	o.bind(fs)
 	fs.BoolVar(&o.jsonl, "jsonl", false, "")
 	text, err := parseArgs(fs, args)
 	if err != nil {
