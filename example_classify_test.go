@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
@@ -106,4 +108,28 @@ func ExampleRetryAfter() {
 func ExampleCanonicalProvider() {
 	fmt.Println(erradvisor.CanonicalProvider("amazon-bedrock"), erradvisor.CanonicalProvider("Vertex"), erradvisor.CanonicalProvider("moonshot"))
 	// Output: bedrock gemini kimi
+}
+
+func ExampleLoadClassifier() {
+	dir, err := os.MkdirTemp("", "erradvisor")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	project := filepath.Join(dir, "project-rules.yaml")
+	rules := "rules:\n  - id: proxy.budget\n    class: quota\n    reason: budget\n    match: [\"team allowance spent\"]\n"
+	if err := os.WriteFile(project, []byte(rules), 0o600); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Files that do not exist (here, the user's) are skipped.
+	c, err := erradvisor.LoadClassifier(project, filepath.Join(dir, "user-rules.yaml"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got := c.Classify(erradvisor.Failure{Status: 429, Message: "Team allowance spent for this month"})
+	fmt.Println(got.Class, got.Reason, got.Rule)
+	// Output: quota budget proxy.budget
 }
