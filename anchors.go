@@ -8,15 +8,16 @@ import "time"
 // never out of context: a bare "429" or "500" inside a token count is never
 // a status.
 const (
-	anchorTryAgainIn = iota
+	// Structured fields come first: they state the wait exactly.
+	anchorRetryDelay = iota
+	anchorResetsInSeconds
+	anchorTryAgainIn
 	anchorTryAgainAfter
 	anchorRetryIn
 	anchorRetryAfter
-	anchorRetryDelay
 	anchorResetAfter
 	anchorResetsIn
 	anchorResetIn
-	anchorResetsInSeconds
 	anchorWait
 	anchorResetsAt
 	anchorResetAt
@@ -37,7 +38,7 @@ const (
 var anchorPhrases = [numAnchors]string{
 	anchorTryAgainIn:       "try again in",
 	anchorTryAgainAfter:    "try again after",
-	anchorRetryIn:          "retry in",
+	anchorRetryIn:          "please retry in",
 	anchorRetryAfter:       "retry after",
 	anchorRetryDelay:       "retrydelay",
 	anchorResetAfter:       "reset after",
@@ -61,9 +62,12 @@ var anchorPhrases = [numAnchors]string{
 
 // bodyHints reads the wait and the reset time a message states, from the
 // anchors the scan found. The wait is the first one that parses, in anchor
-// order; the reset time is an absolute time the text gives.
+// order (structured fields such as "retryDelay" before prose); the reset
+// time is an absolute time the text gives. "retry in" counts only after
+// "please": a client announcing its own backoff ("completion_with_retry in
+// 1.0 seconds") states no server wait.
 func bodyHints(msg string, ends *[numAnchors]int) (wait time.Duration, reset time.Time) {
-	for a := anchorTryAgainIn; a <= anchorWait; a++ {
+	for a := anchorRetryDelay; a <= anchorWait; a++ {
 		e := ends[a]
 		if e < 0 {
 			continue
