@@ -375,3 +375,44 @@ func TestClassStrings(t *testing.T) {
 		t.Error("bogus reason accepted")
 	}
 }
+
+// TestStatusFromText covers the shapes a status is read in, and the bare
+// numbers it is never read from.
+func TestStatusFromText(t *testing.T) {
+	c, err := DefaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for msg, want := range map[string]int{
+		"got 429 status code":     429,
+		"status code: 503":        503,
+		"HTTP/2 429":              429,
+		"Error code: 529 - {}":    529,
+		"API error (429)":         429,
+		"429":                     429,
+		"Error: 404":              404,
+		"  429 Too Many Requests": 429,
+		"error:429":               429,
+		`{"code": 400, "x"}`:      400,
+		`"statusCode":502`:        502,
+		"1429 status code":        0,
+		"status code 4290":        0,
+		"[1, 2500]":               0,
+		"140017 tokens":           0,
+		"http://x:503/":           0,
+		"status code":             0,
+		"12 status code":          0,
+		"status code 429.5":       0,
+		"status code 1,500":       0,
+	} {
+		h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
+		var ends [numAnchors]int
+		for i := range ends {
+			ends[i] = -1
+		}
+		c.m.scan(msg, &h, c.anchors[:], ends[:])
+		if got := statusFromText(msg, &ends); got != want {
+			t.Errorf("statusFromText(%q) = %d, want %d", msg, got, want)
+		}
+	}
+}
