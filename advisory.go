@@ -305,7 +305,10 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 			a.skip("stale failed request", slog.Time("at", e.Time))
 		default:
 			c := a.classify(Failure{Provider: e.Provider, Model: e.Model, Message: e.ErrorMessage, At: e.Time})
-			switched := differs(e.Model, model) || differs(e.Provider, provider)
+			// Provider ids are compared by their canonical form: "claude"
+			// and "anthropic" are the same provider.
+			switched := differs(e.Model, model) ||
+				differs(canonicalProviderName(e.Provider), canonicalProviderName(provider))
 			if compacted && c.Class == Overflow {
 				// The compaction note already tells the model.
 				a.skip("overflow reported by the compaction note")

@@ -60,54 +60,106 @@ var anchorPhrases = [numAnchors]string{
 	anchorCode:            "code",
 }
 
+// Anchors are recorded at their first occurrence. When the number after it
+// does not parse ("http" inside "https://…", "code" inside "decode"), a few
+// later occurrences are tried, within a window, so that a hint further on is
+// still found and the cost stays bounded on large bodies.
+const (
+	anchorRetries = 4
+	anchorWindow  = 4096
+)
+
+// nextAnchor returns the index of the last byte of the next occurrence of
+// anchor a in msg after index end, comparing normalised bytes, or -1.
+func nextAnchor(msg string, end, a int) int {
+	p := normalizePhrase(anchorPhrases[a])
+	limit := min(len(msg), end+1+anchorWindow)
+	for start := end + 1; start < limit; start++ {
+		if normByte[msg[start]] != p[0] {
+			continue
+		}
+		i, k := start, 0
+		for i < len(msg) && k < len(p) {
+			b := normByte[msg[i]]
+			if b != p[k] {
+				break
+			}
+			i++
+			if b == ' ' {
+				for i < len(msg) && normByte[msg[i]] == ' ' {
+					i++
+				}
+			}
+			k++
+		}
+		if k == len(p) {
+			return i - 1
+		}
+	}
+	return -1
+}
+
 // bodyHints reads the wait and the reset time a message states, from the
 // anchors the scan found. The wait is the first one that parses, in anchor
 // order (structured fields such as "retryDelay" before prose); the reset
 // time is an absolute time the text gives. "retry in" counts only after
 // "please": a client announcing its own backoff ("completion_with_retry in
 // 1.0 seconds") states no server wait.
-func bodyHints(msg string, ends *[numAnchors]int) (wait time.Duration, reset time.Time) {
-	for a := anchorRetryDelay; a <= anchorWait; a++ {
-		e := ends[a]
-		if e < 0 {
-			continue
-		}
-		var d time.Duration
-		var ok bool
-		switch a {
-		case anchorResetsInSeconds:
-			var f float64
-			f, ok = readNumberAfter(msg, e+1)
+func bodyHints(msg string, ends *[numAnchors]int) (wait time.Duration, reset, retryAt time.Time) {
+	for a := anchorRetryDelay; a <= anchorWait && wait == 0; a++ {
+		for e, n := ends[a], 0; e >= 0 && n <= anchorRetries; e, n = nextAnchor(msg, e, a), n+1 {
+			d, at, ok := waitAt(msg, e, a)
+			if !at.IsZero() && retryAt.IsZero() {
+				retryAt = at
+			}
 			if ok {
-				d, ok = seconds(f)
+				wait = d
+				break
 			}
-		case anchorWait:
-			// Only "wait 20 seconds": a number right after one space.
-			if e+2 < len(msg) && msg[e+1] == ' ' && msg[e+2] >= '0' && msg[e+2] <= '9' {
-				d, _, ok = parseDuration(msg, e+1, false)
-			}
-		default:
-			bare := a == anchorRetryAfter || a == anchorRetryDelay
-			d, _, ok = parseDuration(msg, e+1, bare)
-		}
-		if ok {
-			wait = d
-			break
 		}
 	}
 	for _, a := range [...]int{anchorResetsAt, anchorResetAt, anchorResumeAt, anchorLimitReachedPipe} {
-		e := ends[a]
-		if e < 0 {
-			continue
-		}
-		if t, ok := parseEpoch(msg, e+1); ok {
-			return wait, t
-		}
-		if t, ok := parseTimestamp(msg, e+1); ok {
-			return wait, t
+		for e, n := ends[a], 0; e >= 0 && n <= anchorRetries; e, n = nextAnchor(msg, e, a), n+1 {
+			if t, ok := parseEpoch(msg, e+1); ok {
+				return wait, t, retryAt
+			}
+			if t, ok := parseTimestamp(msg, e+1); ok {
+				return wait, t, retryAt
+			}
 		}
 	}
-	return wait, time.Time{}
+	return wait, time.Time{}, retryAt
+}
+
+// waitAt reads the wait after the anchor a that ends at msg[e]. For "retry
+// after", a date or Unix time names a moment rather than a count of seconds;
+// it comes back as at.
+func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
+	switch a {
+	case anchorResetsInSeconds:
+		if f, ok := readNumberAfter(msg, e+1); ok {
+			d, ok = seconds(f)
+			return d, at, ok
+		}
+		return 0, at, false
+	case anchorWait:
+		// Only "wait 20 seconds": a number right after one space.
+		if e+2 < len(msg) && msg[e+1] == ' ' && msg[e+2] >= '0' && msg[e+2] <= '9' {
+			d, _, ok = parseDuration(msg, e+1, false)
+		}
+		return d, at, ok
+	case anchorRetryAfter:
+		if t, ok := parseTimestamp(msg, e+1); ok {
+			return 0, t, false
+		}
+		if t, ok := parseEpoch(msg, e+1); ok {
+			return 0, t, false
+		}
+		d, _, ok = parseDuration(msg, e+1, true)
+		return d, at, ok
+	}
+	d, _, ok = parseDuration(msg, e+1, a == anchorRetryDelay)
+	return d, at, ok
 }
 
 // readNumberAfter reads a number after optional quotes, colons and spaces.
@@ -132,33 +184,48 @@ func statusFromText(msg string, ends *[numAnchors]int) int {
 		return s
 	}
 	for _, a := range [...]int{anchorStatusCode, anchorStatusCodeCamel, anchorErrorCode, anchorAPIError, anchorHTTP, anchorStatus, anchorCode} {
-		e := ends[a]
-		if e < 0 {
-			continue
-		}
-		if s := statusAt(msg, e+1); s != 0 {
-			return s
-		}
-		if a == anchorStatusCode { // "400 status code (no body)"
-			if s := statusBefore(msg, e, len(anchorPhrases[a])); s != 0 {
+		for e, n := ends[a], 0; e >= 0 && n <= anchorRetries; e, n = nextAnchor(msg, e, a), n+1 {
+			if s := statusAt(msg, e+1); s != 0 {
 				return s
+			}
+			if a == anchorStatusCode { // "400 status code (no body)"
+				if s := statusBefore(msg, e, len(anchorPhrases[a])); s != 0 {
+					return s
+				}
 			}
 		}
 	}
 	return 0
 }
 
-// leadingStatus reads "NNN " at the start of msg, after an optional "Error:".
+// leadingStatus reads a status at the start of msg, after an optional
+// "Error:", in the shape SDKs print: the number alone, or followed by a
+// status text, a body or a quoted message ("429 Too Many Requests",
+// "529 {...}", `403 "Your team..."`). A number followed by a lower-case word
+// ("500 tokens exceeded") is a count, not a status.
 func leadingStatus(msg string) int {
 	i := skipSpace(msg, 0)
 	if len(msg)-i >= 6 && lowerASCII(msg[i:i+5]) == "error" && msg[i+5] == ':' {
 		i = skipSpace(msg, i+6)
 	}
 	s, n := threeDigits(msg, i)
-	if n == 0 || (n < len(msg) && msg[n] != ' ' && msg[n] != ':') {
-		return 0
+	if n == 0 || n == len(msg) {
+		return s
 	}
-	return s
+	switch msg[n] {
+	case ':':
+		return s
+	case ' ':
+		j := skipSpace(msg, n)
+		if j == len(msg) {
+			return s
+		}
+		switch c := msg[j]; {
+		case c >= 'A' && c <= 'Z', c == '{', c == '[', c == '(', c == '"', c == '\'', c == '<', c == '-':
+			return s
+		}
+	}
+	return 0
 }
 
 // statusAt reads a status after a few separators at msg[i:].
@@ -168,7 +235,10 @@ func statusAt(msg string, i int) int {
 		case ' ', ':', '=', '(', '[', '"', '\'', '#':
 			i++
 			continue
-		case '/': // "HTTP/1.1 503", "HTTP/2 429"
+		case '/': // "HTTP/1.1 503", "HTTP/2 429"; not "http://host:503"
+			if i+1 >= len(msg) || msg[i+1] < '0' || msg[i+1] > '9' {
+				return 0
+			}
 			i++
 			for i < len(msg) && (msg[i] >= '0' && msg[i] <= '9' || msg[i] == '.') {
 				i++

@@ -1,8 +1,11 @@
 package erradvisor
 
 import (
+	"errors"
+	"net"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -217,6 +220,27 @@ func TestClassifyAllocs(t *testing.T) {
 		f := fx.failure()
 		if n := testing.AllocsPerRun(20, func() { _ = c.Classify(f) }); n != 0 {
 			t.Errorf("%s: %v allocs per Classify", fx.Name, n)
+		}
+	}
+}
+
+// TestClassifyErrorAllocs checks the Go error chain path allocates nothing
+// beyond what the caller's error already holds.
+func TestClassifyErrorAllocs(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are measured without -race")
+	}
+	c, err := DefaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []error{
+		&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET},
+		&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("weird")},
+	} {
+		f := Failure{Status: 0, Message: "x", Err: e}
+		if n := testing.AllocsPerRun(20, func() { _ = c.Classify(f) }); n != 0 {
+			t.Errorf("%v: %v allocs per Classify", e, n)
 		}
 	}
 }

@@ -408,13 +408,21 @@ func (c *Classifier) Classify(f Failure) Classification {
 	prov := c.provider(f.Provider)
 	xsr := header(f.Header, "X-Should-Retry", "x-should-retry")
 
-	r := c.firstRule(prov, status, f.Code, msg, &h, xsr == "false")
+	// Rules that read text first: the body, then the Go error's own text
+	// when the body said nothing. The status alone decides last.
+	noTransient := xsr == "false"
+	r := c.firstRule(prov, status, f.Code, msg, &h, noTransient, false)
 	if r == nil && f.Err != nil && f.Message != "" {
-		// The body said nothing; the Go error's own text may.
 		text := f.Err.Error()
 		clear(set)
 		c.m.scan(text, &h, nil, nil)
-		r = c.firstRule(prov, status, f.Code, text, &h, xsr == "false")
+		if f.Code != "" {
+			c.m.scan(f.Code, &h, nil, nil)
+		}
+		r = c.firstRule(prov, status, f.Code, text, &h, noTransient, false)
+	}
+	if r == nil {
+		r = c.firstRule(prov, status, f.Code, msg, &h, noTransient, true)
 	}
 	if xsr == "true" && (r == nil || r.class != Transient) {
 		r = headerRule(status)
@@ -423,12 +431,17 @@ func (c *Classifier) Classify(f Failure) Classification {
 	if r != nil {
 		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id}
 	}
-	cl.RetryAfter = RetryAfter(f.Header, f.At)
-	wait, reset := bodyHints(msg, &ends)
-	if cl.RetryAfter == 0 {
-		cl.RetryAfter = wait
+
+	// Stated waits: the longer of the headers' and the body's is the floor.
+	// "retry after 2026-01-01T01:00:00Z" counts as a wait from f.At.
+	wait, reset, retryAt := bodyHints(msg, &ends)
+	if wait == 0 && !retryAt.IsZero() && !f.At.IsZero() {
+		if d := retryAt.Sub(f.At); d > 0 && d <= maxHint {
+			wait = d
+		}
 	}
-	cl = adjustForWait(cl, r)
+	cl.RetryAfter = max(RetryAfter(f.Header, f.At), wait)
+	cl = adjustForWait(cl, r, resetsLater(reset, f.At))
 	if cl.Class == Quota || cl.Class == Billing {
 		switch {
 		case !reset.IsZero():
@@ -440,10 +453,12 @@ func (c *Classifier) Classify(f Failure) Classification {
 	return cl
 }
 
-// firstRule returns the first rule that applies, or nil.
-func (c *Classifier) firstRule(prov string, status int, code, msg string, h *hits, noTransient bool) *rule {
+// firstRule returns the first rule that applies, or nil: among the rules
+// that read text, or with statusOnly among those that read only the status
+// and the provider.
+func (c *Classifier) firstRule(prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) *rule {
 	for _, r := range c.rules {
-		if noTransient && r.class == Transient {
+		if noTransient && r.class == Transient || r.statusOnly() != statusOnly {
 			continue
 		}
 		if r.applies(prov, status, code, msg, h) {
@@ -470,6 +485,11 @@ func headerRule(status int) *rule { return headerRules[transientReason(status)] 
 func withWaitIDs(r *rule) *rule {
 	r.shortWaitID, r.longWaitID = r.id+".short_wait", r.id+".long_wait"
 	return r
+}
+
+// statusOnly reports whether r reads no text: it has guards and nothing else.
+func (r *rule) statusOnly() bool {
+	return len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && len(r.also) == 0 && r.re == nil
 }
 
 // applies reports whether r's guards, triggers and constraints hold.
@@ -575,12 +595,20 @@ const (
 	longRateWait   = time.Hour
 )
 
+// resetsLater reports whether a stated reset time lies more than
+// shortQuotaWait after at (or at is unknown).
+func resetsLater(reset, at time.Time) bool {
+	return !reset.IsZero() && (at.IsZero() || reset.Sub(at) > shortQuotaWait)
+}
+
 // adjustForWait applies those two moves to the verdict of rule r; the rule id
-// gains a ".short_wait" or ".long_wait" suffix so the move is explained.
-func adjustForWait(cl Classification, r *rule) Classification {
+// gains a ".short_wait" or ".long_wait" suffix so the move is explained. A
+// quota whose text states a later reset stays a quota, whatever short wait a
+// header asks for.
+func adjustForWait(cl Classification, r *rule, laterReset bool) Classification {
 	switch {
 	case r == nil:
-	case cl.Class == Quota && cl.Reason != ReasonSuspended && cl.RetryAfter > 0 && cl.RetryAfter <= shortQuotaWait:
+	case cl.Class == Quota && cl.Reason != ReasonSuspended && !laterReset && cl.RetryAfter > 0 && cl.RetryAfter <= shortQuotaWait:
 		cl.Class, cl.Reason, cl.Rule = Transient, ReasonRateLimit, r.shortWaitID
 	case cl.Class == Transient && cl.Reason == ReasonRateLimit && cl.RetryAfter >= longRateWait:
 		cl.Class, cl.Reason, cl.Rule = Quota, ReasonQuota, r.longWaitID

@@ -153,6 +153,20 @@ func TestClassifyEvidenceOrder(t *testing.T) {
 			Classification{Class: Quota, Reason: ReasonQuota, Rule: "status.429.long_wait", RetryAfter: 2 * time.Hour, ResetAt: at.Add(2 * time.Hour)}},
 		{"epoch reset", Failure{Message: `{"type":"usage_limit_reached","resets_at":1767225600}`},
 			Classification{Class: Quota, Reason: ReasonUsageLimit, Rule: "quota.usage_limit", ResetAt: time.Unix(1767225600, 0).UTC()}},
+		{"header wait does not shorten a stated reset", Failure{Status: 429, At: at, Header: hdr("Retry-After", "5"),
+			Message: "You have exhausted your capacity on this model. Your quota will reset after 8h44m7s."},
+			Classification{Class: Quota, Reason: ReasonUsageLimit, Rule: "quota.usage_limit",
+				RetryAfter: 8*time.Hour + 44*time.Minute + 7*time.Second, ResetAt: at.Add(8*time.Hour + 44*time.Minute + 7*time.Second)}},
+		{"header wait does not shorten an absolute reset", Failure{Status: 429, At: at, Header: hdr("Retry-After", "5"),
+			Message: "Claude AI usage limit reached|" + fmt.Sprint(at.Add(2*time.Hour).Unix())},
+			Classification{Class: Quota, Reason: ReasonUsageLimit, Rule: "quota.usage_limit", RetryAfter: 5 * time.Second, ResetAt: at.Add(2 * time.Hour)}},
+		{"retry after a timestamp", Failure{Status: 429, At: at, Message: "Too many requests. Retry after " + at.Add(30*time.Second).Format(time.RFC3339)},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit", RetryAfter: 30 * time.Second}},
+		{"retry after a clock time is no wait", Failure{Status: 429, At: at, Message: "Too many requests. Retry after 12:30 UTC"},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit"}},
+		{"error text read before the bare status", Failure{Status: 400, Message: "Bad Request", Err: errors.New("prompt is too long: 250000 tokens > 200000 maximum")},
+			Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.context_window"}},
+		{"a leading count is not a status", Failure{Message: "500 tokens exceeded the maximum"}, Classification{}},
 		{"empty", Failure{}, Classification{}},
 	}
 	for _, tt := range tests {
@@ -208,6 +222,7 @@ func TestRetryAfterHeaders(t *testing.T) {
 		{http.Header{"Retry-After-Ms": {"soon"}, "Retry-After": {"3"}}, 3 * time.Second},
 		{http.Header{"X-Ratelimit-Remaining-Tokens": {"0"}, "X-Ratelimit-Reset-Tokens": {"6m0s"}}, 6 * time.Minute},
 		{http.Header{"X-Ratelimit-Remaining-Requests": {"5"}, "X-Ratelimit-Reset-Requests": {"6m0s"}}, 0},
+		{http.Header{"x-ratelimit-remaining-requests": {"0"}, "x-ratelimit-reset-requests": {"20s"}}, 20 * time.Second},
 		{http.Header{"Anthropic-Ratelimit-Tokens-Remaining": {"0"}, "Anthropic-Ratelimit-Tokens-Reset": {at.Add(30 * time.Second).Format(time.RFC3339)}}, 30 * time.Second},
 		{nil, 0},
 	}
@@ -250,7 +265,7 @@ func TestBodyHints(t *testing.T) {
 			ends[i] = -1
 		}
 		c.m.scan(tt.msg, &h, c.anchors[:], ends[:])
-		if got, _ := bodyHints(tt.msg, &ends); got != tt.want {
+		if got, _, _ := bodyHints(tt.msg, &ends); got != tt.want {
 			t.Errorf("bodyHints(%q) = %v, want %v", tt.msg, got, tt.want)
 		}
 	}
@@ -413,6 +428,28 @@ func TestStatusFromText(t *testing.T) {
 		c.m.scan(msg, &h, c.anchors[:], ends[:])
 		if got := statusFromText(msg, &ends); got != want {
 			t.Errorf("statusFromText(%q) = %d, want %d", msg, got, want)
+		}
+	}
+}
+
+// TestLaterAnchorOccurrences checks that a hint is still read when the first
+// occurrence of its anchor phrase carries no number.
+func TestLaterAnchorOccurrences(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		want Classification
+	}{
+		{"POST https://api.example.com/v1/chat failed: HTTP 503",
+			Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "status.overloaded"}},
+		{"failed to decode body; upstream code: 503",
+			Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "status.overloaded"}},
+		{"rate limit: please wait a moment. wait 30 seconds",
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit", RetryAfter: 30 * time.Second}},
+		{"http://127.0.0.1:503/v1/chat: dial tcp: connection refused",
+			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "transient.network"}},
+	} {
+		if diff := cmp.Diff(tt.want, Classify(Failure{Message: tt.msg})); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tt.msg, diff)
 		}
 	}
 }

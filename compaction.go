@@ -114,6 +114,10 @@ func (t *CompactionTracker) RecoveryClaimed() bool {
 func (t *CompactionTracker) Started(reason CompactionReason, at time.Time) CompactionStart {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.pending && t.pendingReason == CompactionOverflow && reason != CompactionOverflow {
+		// The recovery never reported its end; say so rather than lose it.
+		t.report = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: at}
+	}
 	t.pending, t.pendingReason, t.pendingAt = true, reason, at
 	if reason == CompactionOverflow {
 		t.recoveryClaimed = true
@@ -125,8 +129,8 @@ func (t *CompactionTracker) Started(reason CompactionReason, at time.Time) Compa
 // Ended records the end of the compaction last started and returns its
 // event. err non-nil, or a nil res, means the compaction failed. An overflow
 // recovery whose result did not shrink the context (EstimatedTokensAfter not
-// below TokensBefore, when both are known) counts as not completed, so that
-// a compaction that cannot help never loops. WillRetry in the returned event
+// below TokensBefore, when both are known) counts as failed, with a nil
+// Result in the event, so that a compaction that cannot help never loops. WillRetry in the returned event
 // is true only for an overflow recovery that compacted. An end with no
 // compaction under way changes nothing and reports the reason of the last
 // compaction.
@@ -142,7 +146,10 @@ func (t *CompactionTracker) Ended(res *CompactionResult, err error, at time.Time
 		ev.ErrorMessage = err.Error()
 	case res == nil:
 		ev.ErrorMessage = "compaction produced no result"
-	case res.TokensBefore > 0 && res.EstimatedTokensAfter >= res.TokensBefore:
+	case reason == CompactionOverflow && res.TokensBefore > 0 && res.EstimatedTokensAfter >= res.TokensBefore:
+		// A recovery that cannot help must not loop; the result is
+		// reported as the failure it is.
+		ev.Result = nil
 		ev.ErrorMessage = "compaction did not reduce the context"
 	}
 	if reason != CompactionOverflow || !tracked {

@@ -64,7 +64,7 @@ func TestCompactionTrackerLifecycle(t *testing.T) {
 			},
 			wantEvents: []Event{
 				CompactionStart{Reason: CompactionOverflow},
-				CompactionEnd{Reason: CompactionOverflow, Result: notShrunk, ErrorMessage: "compaction did not reduce the context"},
+				CompactionEnd{Reason: CompactionOverflow, ErrorMessage: "compaction did not reduce the context"},
 			},
 			wantReport: CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not reduce the context", At: ct0},
 			wantOK:     true,
@@ -200,5 +200,30 @@ func TestCompactionOutcomeString(t *testing.T) {
 	got := []string{CompactionNone.String(), CompactionCompacted.String(), CompactionNotCompleted.String(), CompactionOutcome(9).String()}
 	if diff := cmp.Diff([]string{"none", "compacted", "not_completed", "none"}, got); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// TestCompactionReviewedEdges: a recovery interrupted by another compaction's
+// start is reported as not completed, and a recovery that did not shrink the
+// context reports no result.
+func TestCompactionReviewedEdges(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var tr CompactionTracker
+	tr.Started(CompactionOverflow, now)
+	tr.Started(CompactionThreshold, now)
+	tr.Ended(&CompactionResult{TokensBefore: 100, EstimatedTokensAfter: 10}, nil, now)
+	if r, ok := tr.TakeReport(now); !ok || r.Outcome != CompactionNotCompleted {
+		t.Errorf("interrupted recovery: %+v, %v", r, ok)
+	}
+	tr.UserTurn()
+	tr.Started(CompactionOverflow, now)
+	ev := tr.Ended(&CompactionResult{TokensBefore: 100, EstimatedTokensAfter: 100}, nil, now)
+	if ev.Result != nil || ev.WillRetry || ev.ErrorMessage == "" {
+		t.Errorf("no shrink: %+v", ev)
+	}
+	tr.Started(CompactionThreshold, now)
+	ev = tr.Ended(&CompactionResult{TokensBefore: 100, EstimatedTokensAfter: 100}, nil, now)
+	if ev.Result == nil || ev.ErrorMessage != "" {
+		t.Errorf("threshold compaction judged like a recovery: %+v", ev)
 	}
 }

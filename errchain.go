@@ -40,19 +40,17 @@ func classifyErrChain(err error) (Classification, bool) {
 	case errors.Is(err, net.ErrClosed):
 		return mk(Transient, ReasonNetwork, "go.net_closed")
 	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
+	// errors.AsType keeps its target on the stack: no allocation per call.
+	if dns, ok := errors.AsType[*net.DNSError](err); ok {
 		if dns.IsTimeout {
 			return mk(Transient, ReasonTimeout, "go.dns")
 		}
 		return mk(Transient, ReasonNetwork, "go.dns")
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return mk(Transient, ReasonTimeout, "go.net_timeout")
 	}
-	var op *net.OpError
-	if errors.As(err, &op) {
+	if _, ok := errors.AsType[*net.OpError](err); ok {
 		return mk(Transient, ReasonNetwork, "go.net_op")
 	}
 	return Classification{}, false

@@ -43,26 +43,26 @@ func RetryAfter(h http.Header, at time.Time) time.Duration {
 	}
 	// OpenAI, Groq and others: durations such as "6m0s" for the limit that
 	// is exhausted.
-	for _, k := range [...][2]string{
-		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
-		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
+	for _, k := range [...][4]string{
+		{"X-Ratelimit-Remaining-Requests", "x-ratelimit-remaining-requests", "X-Ratelimit-Reset-Requests", "x-ratelimit-reset-requests"},
+		{"X-Ratelimit-Remaining-Tokens", "x-ratelimit-remaining-tokens", "X-Ratelimit-Reset-Tokens", "x-ratelimit-reset-tokens"},
 	} {
-		if h.Get(k[0]) == "0" {
-			if d, _, ok := parseDuration(h.Get(k[1]), 0, false); ok {
+		if header(h, k[0], k[1]) == "0" {
+			if d, _, ok := parseDuration(header(h, k[2], k[3]), 0, false); ok {
 				return d
 			}
 		}
 	}
 	// Anthropic: RFC 3339 reset times.
 	if !at.IsZero() {
-		for _, k := range [...][2]string{
-			{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
-			{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
-			{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
-			{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
+		for _, k := range [...][4]string{
+			{"Anthropic-Ratelimit-Requests-Remaining", "anthropic-ratelimit-requests-remaining", "Anthropic-Ratelimit-Requests-Reset", "anthropic-ratelimit-requests-reset"},
+			{"Anthropic-Ratelimit-Tokens-Remaining", "anthropic-ratelimit-tokens-remaining", "Anthropic-Ratelimit-Tokens-Reset", "anthropic-ratelimit-tokens-reset"},
+			{"Anthropic-Ratelimit-Input-Tokens-Remaining", "anthropic-ratelimit-input-tokens-remaining", "Anthropic-Ratelimit-Input-Tokens-Reset", "anthropic-ratelimit-input-tokens-reset"},
+			{"Anthropic-Ratelimit-Output-Tokens-Remaining", "anthropic-ratelimit-output-tokens-remaining", "Anthropic-Ratelimit-Output-Tokens-Reset", "anthropic-ratelimit-output-tokens-reset"},
 		} {
-			if h.Get(k[0]) == "0" {
-				if t, err := time.Parse(time.RFC3339, h.Get(k[1])); err == nil {
+			if header(h, k[0], k[1]) == "0" {
+				if t, err := time.Parse(time.RFC3339, header(h, k[2], k[3])); err == nil {
 					if d := t.Sub(at); d > 0 && d <= maxHint {
 						return d
 					}
@@ -202,7 +202,7 @@ func parseDuration(s string, i int, bareSeconds bool) (time.Duration, int, bool)
 			unit = unitSeconds(string(word[:wl]))
 		}
 		if unit == 0 {
-			if pairs == 0 && bareSeconds && wl == 0 {
+			if pairs == 0 && bareSeconds && wl == 0 && !partOfDateOrTime(s, j) {
 				total, i, pairs = v, j, 1
 			}
 			break
@@ -215,6 +215,22 @@ func parseDuration(s string, i int, bareSeconds bool) (time.Duration, int, bool)
 	}
 	d, ok := seconds(total)
 	return d, i, ok
+}
+
+// partOfDateOrTime reports whether the number that ends just before s[j]
+// continues as a date, a clock time or a decimal ("2026-01-01", "12:30",
+// "1/2", "1,500"): such a number is not a count of seconds.
+func partOfDateOrTime(s string, j int) bool {
+	if j >= len(s) {
+		return false
+	}
+	switch s[j] {
+	case '-', ':', '/':
+		return j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9'
+	case ',', '.':
+		return j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9'
+	}
+	return false
 }
 
 // lowerASCII lower-cases a short ASCII string; used on 3-byte slices only,

@@ -741,7 +741,8 @@ func WithRand(f func() float64) RetrierOption {
 // CompactionTracker.
 //
 // A Retrier is not safe for concurrent use: a session's request loop calls it
-// from one goroutine at a time. Its tracker is safe to share.
+// from one goroutine at a time. Its tracker is safe to share. The zero
+// Retrier behaves as NewRetrier(Policy{}).
 type Retrier struct {
 	p       Policy
 	tracker *CompactionTracker
@@ -758,13 +759,18 @@ func NewRetrier(p Policy, opts ...RetrierOption) *Retrier {
 	for _, o := range opts {
 		o(r)
 	}
+	r.ensure()
+	return r
+}
+
+// ensure gives a zero Retrier its tracker and random source.
+func (r *Retrier) ensure() {
 	if r.tracker == nil {
 		r.tracker = NewCompactionTracker()
 	}
 	if r.rnd == nil {
 		r.rnd = rand.Float64
 	}
-	return r
 }
 
 // Policy returns the policy r applies.
@@ -772,7 +778,10 @@ func (r *Retrier) Policy() Policy { return r.p }
 
 // Tracker returns the compaction tracker r claims recoveries from. Pass it to
 // the session's Advisor and report compactions to it.
-func (r *Retrier) Tracker() *CompactionTracker { return r.tracker }
+func (r *Retrier) Tracker() *CompactionTracker {
+	r.ensure()
+	return r.tracker
+}
 
 // Attempt returns the number of retries in the current streak.
 func (r *Retrier) Attempt() int { return r.attempt }
@@ -781,6 +790,7 @@ func (r *Retrier) Attempt() int { return r.attempt }
 // nudge start over, and the tracker's recovery latch is re-armed (so an
 // Advisor sharing the tracker needs no UserTurn call of its own).
 func (r *Retrier) UserMessage() {
+	r.ensure()
 	r.continuations = 0
 	r.nudged = false
 	r.tracker.UserTurn()
@@ -815,6 +825,7 @@ func (r *Retrier) closeStreak(d *Decision, success bool, finalError string) {
 // Decide turns the outcome of the latest assistant turn into a Decision. now
 // is the host's clock; it anchors the wording of reset times.
 func (r *Retrier) Decide(o Outcome, now time.Time) Decision {
+	r.ensure()
 	switch o.Stop {
 	case StopAborted:
 		d := Decision{Action: None, cause: causeAborted, Classification: o.Classification}
@@ -938,7 +949,7 @@ func sameModel(o Outcome) bool {
 // recovered) is continued when the policy says so and context remains.
 func (r *Retrier) onLength(o Outcome, d *Decision) {
 	u := o.Usage
-	early := u.MaxOutput > 0 && u.Output < u.MaxOutput
+	early := u.MaxOutput > 0 && u.Output > 0 && u.Output < u.MaxOutput // 0 output: not known
 	if early && r.p.RecoverEarlyLength && sameModel(o) && r.tracker.ClaimRecovery() {
 		d.Action, d.cause, d.Compaction = Compact, causeCompactLength, CompactionOverflow
 		return

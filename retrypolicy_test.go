@@ -1103,3 +1103,24 @@ func TestCompactionReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewedEdges pins behaviours a review asked about: a zero Retrier is
+// usable, an unknown output count is not an early length stop.
+func TestReviewedEdges(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var zero Retrier
+	zero.UserMessage()
+	d := zero.Decide(Outcome{Stop: StopError, Classification: Classification{Class: Overflow, Reason: ReasonContextWindow}}, now)
+	if d.Action != Stop {
+		t.Errorf("zero Retrier on overflow: %v (%s), want stop (its zero Policy recovers nothing)", d.Action, d.Explain())
+	}
+	r := NewRetrier(Conservative())
+	d = r.Decide(Outcome{Stop: StopLength, Usage: TokenUsage{MaxOutput: 8192}}, now)
+	if d.Action == Compact {
+		t.Errorf("length stop with unknown output compacted: %s", d.Explain())
+	}
+	d = r.Decide(Outcome{Stop: StopLength, Usage: TokenUsage{Output: 100, MaxOutput: 8192}}, now)
+	if d.Action != Compact {
+		t.Errorf("early length stop: %v, want compact", d.Action)
+	}
+}
