@@ -604,11 +604,13 @@ func resetsLater(reset, at time.Time) bool {
 // adjustForWait applies those two moves to the verdict of rule r; the rule id
 // gains a ".short_wait" or ".long_wait" suffix so the move is explained. A
 // quota whose text states a later reset stays a quota, whatever short wait a
-// header asks for.
+// header asks for, and so does one from a firm rule (a per-day allotment, a
+// zero limit): a rolling window that frees one request in seconds does not
+// make the allotment a rate limit.
 func adjustForWait(cl Classification, r *rule, laterReset bool) Classification {
 	switch {
 	case r == nil:
-	case cl.Class == Quota && cl.Reason != ReasonSuspended && !laterReset && cl.RetryAfter > 0 && cl.RetryAfter <= shortQuotaWait:
+	case cl.Class == Quota && cl.Reason != ReasonSuspended && !r.firm && !laterReset && cl.RetryAfter > 0 && cl.RetryAfter <= shortQuotaWait:
 		cl.Class, cl.Reason, cl.Rule = Transient, ReasonRateLimit, r.shortWaitID
 	case cl.Class == Transient && cl.Reason == ReasonRateLimit && cl.RetryAfter >= longRateWait:
 		cl.Class, cl.Reason, cl.Rule = Quota, ReasonQuota, r.longWaitID

@@ -29,7 +29,7 @@ func ExampleClassify() {
 	// Output:
 	// transient overloaded transient.overloaded
 	// quota quota quota.exhausted
-	// overflow context_window overflow.context_window
+	// overflow context_window overflow.stated
 	// transient rate_limit transient.rate_limit
 	// transient server transient.gateway_no_body
 }

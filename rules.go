@@ -31,6 +31,7 @@ import (
 //	    unless: ["quota"]                   # constraint: none of these phrases occurs
 //	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
 //	    not: ["rate limit exceeded"]        # texts the rule must not match
+//	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
 //
 // A rule applies when all its guards hold, at least one of its triggers fires
 // (when it has any), and its constraints hold. Rules are tried in order and
@@ -129,6 +130,7 @@ type rule struct {
 	unless      []string
 	re          *regexp.Regexp
 	disabled    bool
+	firm        bool
 	examples    []string
 	not         []string
 	line        int
@@ -154,12 +156,13 @@ type ruleSpec struct {
 	Unless      []string `yaml:"unless"`
 	Regex       string   `yaml:"regex"`
 	Disabled    bool     `yaml:"disabled"`
+	Firm        bool     `yaml:"firm"`
 	Examples    []string `yaml:"examples"`
 	Not         []string `yaml:"not"`
 }
 
 var ruleKeys = []string{"id", "class", "reason", "description", "providers", "status", "codes",
-	"match", "all", "also", "unless", "regex", "disabled", "examples", "not"}
+	"match", "all", "also", "unless", "regex", "disabled", "firm", "examples", "not"}
 
 // maxRuleFileSize bounds what ParseRules reads.
 const maxRuleFileSize = 1 << 20
@@ -327,7 +330,7 @@ func compileSpec(s ruleSpec) (*rule, error) {
 	if !validID(s.ID) {
 		return nil, fmt.Errorf("id %q: want 1 to 128 letters, digits, '.', '_' or '-'", s.ID)
 	}
-	r := &rule{id: s.ID, description: s.Description, disabled: s.Disabled,
+	r := &rule{id: s.ID, description: s.Description, disabled: s.Disabled, firm: s.Firm,
 		examples: s.Examples, not: s.Not}
 	if s.Disabled {
 		return r, nil // a disabled rule only hides a lower one

@@ -195,7 +195,7 @@ func TestClassifyEndToEnd(t *testing.T) {
 			name:       "400 prompt is too long",
 			handler:    jsonError(400, bodyPromptTooLong, "X-Should-Retry", "false"),
 			call:       newCall,
-			want:       erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.context_window"},
+			want:       erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.stated"},
 			wantStatus: 400, wantCode: "invalid_request_error",
 		},
 		{

@@ -268,7 +268,7 @@ func TestClassifyEndToEnd(t *testing.T) {
 			name:       "400 context_length_exceeded",
 			handler:    jsonError(400, bodyContextLength),
 			call:       chatCall,
-			want:       erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.context_window"},
+			want:       erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.stated"},
 			wantStatus: 400, wantCode: "context_length_exceeded",
 		},
 		{
@@ -331,14 +331,14 @@ func TestClassifyEndToEnd(t *testing.T) {
 			name:     "responses stream: error event with an error object",
 			handler:  sse(sseRespCreated, sseRespErrorNested),
 			call:     responsesStreamCall,
-			want:     erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.context_window"},
+			want:     erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.stated"},
 			wantCode: "context_length_exceeded",
 		},
 		{
 			name:     "responses stream: response.failed",
 			handler:  sse(sseRespCreated, sseRespFailed),
 			call:     responsesStreamCall,
-			want:     erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.context_window"},
+			want:     erradvisor.Classification{Class: erradvisor.Overflow, Reason: erradvisor.ReasonContextWindow, Rule: "overflow.stated"},
 			wantCode: "context_length_exceeded",
 		},
 		{

@@ -55,7 +55,7 @@ func TestExplainJSON(t *testing.T) {
 			name: "overflow compacts",
 			args: []string{"explain", "--json", "--provider", "anthropic", "--model", "claude-opus-4-5", tooLong},
 			want: explanation{
-				result:   result{Class: "overflow", Reason: "context_window", Rule: "overflow.context_window"},
+				result:   result{Class: "overflow", Reason: "context_window", Rule: "overflow.stated"},
 				Policy:   "conservative",
 				Decision: explainedDecision{Action: "compact", Explain: "context overflow: compact, then one fresh attempt"},
 				Events:   []json.RawMessage{},

@@ -211,7 +211,7 @@ erradvisor: 5 bad line(s) of 7
 			outHas: []string{
 				"INPUT", "CLASS", "REASON", "RULE", "WAIT",
 				"anthropic 529 Overloaded", "transient.overloaded",
-				"quota.exhausted", "overflow.context_window", "20s",
+				"quota.exhausted", "overflow.stated", "20s",
 				"3h51m12s until 2026-01-01T03:51:12Z", "auth.invalid_credentials",
 				"transient.gateway_no_body",
 			},
