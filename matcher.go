@@ -49,10 +49,13 @@ const maxStates = 1<<16 - 1
 // matcher is an immutable compiled phrase automaton.
 type matcher struct {
 	class   [256]uint8 // normalised byte -> byte class (0: a byte no phrase uses)
+	raw     [256]uint8 // input byte -> class of its normalised form
+	space   [256]bool  // input byte -> it normalises to a space
 	nclass  int
 	delta   []uint16 // state*nclass + class -> next state
 	own     []int32  // state -> the phrase that ends exactly there, or -1
 	dict    []uint16 // state -> nearest state on its failure chain with a phrase, or 0
+	first   []uint16 // state -> itself when it ends a phrase, else dict; 0: no phrase ends here
 	nphrase int
 }
 
@@ -76,6 +79,10 @@ func newMatcher(phrases []string) (*matcher, error) {
 		}
 	}
 	m.nclass++
+	for b := range 256 {
+		m.raw[b] = m.class[normByte[b]]
+		m.space[b] = normByte[b] == ' '
+	}
 
 	// Trie, built straight into the dense table: while a row has not been
 	// processed below, a non-zero entry in it is a trie edge. Phrases are
@@ -114,6 +121,7 @@ func newMatcher(phrases []string) (*matcher, error) {
 			queue = append(queue, n)
 		}
 	}
+	m.first = make([]uint16, states)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -121,6 +129,11 @@ func newMatcher(phrases []string) (*matcher, error) {
 			m.dict[s] = uint16(f)
 		} else {
 			m.dict[s] = m.dict[f]
+		}
+		if m.own[s] >= 0 {
+			m.first[s] = uint16(s)
+		} else {
+			m.first[s] = m.dict[s]
 		}
 		row, frow := s*nc, fail[s]*nc
 		for c := 0; c < nc; c++ {
@@ -153,20 +166,17 @@ func (h *hits) has(id int32) bool { return h.set[id>>6]&(1<<(uint(id)&63)) != 0 
 // were all found together, at its first occurrence).
 func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 	state := 0
-	prev := byte(' ')
+	prevSpace := true
 	nc := m.nclass
 	for i := 0; i < len(text); i++ {
-		b := normByte[text[i]]
-		if b == ' ' && prev == ' ' {
+		c := text[i]
+		sp := m.space[c]
+		if sp && prevSpace {
 			continue
 		}
-		prev = b
-		state = int(m.delta[state*nc+int(m.class[b])])
-		t := state
-		if m.own[t] < 0 {
-			t = int(m.dict[t])
-		}
-		for t != 0 {
+		prevSpace = sp
+		state = int(m.delta[state*nc+int(m.raw[c])])
+		for t := int(m.first[state]); t != 0; {
 			id := m.own[t]
 			w := &h.set[id>>6]
 			bit := uint64(1) << (uint(id) & 63)
