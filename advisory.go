@@ -282,13 +282,31 @@ func (a *Advisor) Notes(now time.Time, provider, model string, transcript iter.S
 // failed request come from the transcript and recur until a request
 // succeeds or the error grows stale.
 func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string, transcript iter.Seq[Entry]) []Note {
+	return a.appendNotes(dst, now, provider, model, transcript, true)
+}
+
+// PeekNotes returns the notes AppendNotes would return now, without
+// consuming the one-shot ones: for showing a user what the next request will
+// carry. A compaction outcome and a command failure stay pending.
+func (a *Advisor) PeekNotes(now time.Time, provider, model string, transcript iter.Seq[Entry]) []Note {
+	return a.appendNotes(nil, now, provider, model, transcript, false)
+}
+
+func (a *Advisor) appendNotes(dst []Note, now time.Time, provider, model string, transcript iter.Seq[Entry], consume bool) []Note {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.ensure()
 
 	room := a.maxNotes
 	compacted := false
-	if r, ok := a.tracker.TakeReport(now); ok {
+	var r CompactionReport
+	var ok bool
+	if consume {
+		r, ok = a.tracker.TakeReport(now)
+	} else {
+		r, ok = a.tracker.PeekReport(now)
+	}
+	if ok {
 		dst = a.add(dst, compactionNote(r), slog.String("outcome", r.Outcome.String()))
 		room--
 		compacted = true
@@ -326,10 +344,14 @@ func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string,
 		switch {
 		case a.stale(cf.at, now, a.commandTTL):
 			a.skip("stale command failure", slog.Time("at", cf.at))
-			a.command = nil
+			if consume {
+				a.command = nil
+			}
 		case room > 0:
 			dst = a.add(dst, commandNote(cf.name, cf.errText))
-			a.command = nil
+			if consume {
+				a.command = nil
+			}
 		default:
 			a.skip("command failure kept for a later request: note cap reached")
 		}

@@ -686,3 +686,26 @@ func noteSummary(notes []Note) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// TestPeekNotes: peeking shows the one-shot notes and keeps them for the
+// request that follows.
+func TestPeekNotes(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := NewAdvisor(AdvisorConfig{})
+	a.CompactionStarted(CompactionOverflow, now)
+	a.CompactionEnded(&CompactionResult{TokensBefore: 200000, EstimatedTokensAfter: 40000}, nil, now)
+	a.CommandFailed("deploy", "exit status 1", now)
+	peek := a.PeekNotes(now, "anthropic", "m", nil)
+	if len(peek) != 2 {
+		t.Fatalf("peek: %d notes, want 2", len(peek))
+	}
+	if again := a.PeekNotes(now, "anthropic", "m", nil); !slices.Equal(again, peek) {
+		t.Fatalf("second peek differs: %v", again)
+	}
+	if got := a.Notes(now, "anthropic", "m", nil); !slices.Equal(got, peek) {
+		t.Fatalf("notes after peek: %v, want %v", got, peek)
+	}
+	if got := a.Notes(now, "anthropic", "m", nil); len(got) != 0 {
+		t.Fatalf("one-shot notes shown twice: %v", got)
+	}
+}

@@ -182,13 +182,26 @@ func (t *CompactionTracker) Canceled(at time.Time) CompactionEnd {
 // it, so it is reported once. An overflow compaction that started and has not
 // ended by the time the next request is built is reported as not completed.
 func (t *CompactionTracker) TakeReport(now time.Time) (CompactionReport, bool) {
+	return t.report1(true)
+}
+
+// PeekReport returns what TakeReport would return now, and forgets nothing.
+func (t *CompactionTracker) PeekReport(now time.Time) (CompactionReport, bool) {
+	return t.report1(false)
+}
+
+func (t *CompactionTracker) report1(take bool) (CompactionReport, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.pending && t.pendingReason == CompactionOverflow {
-		t.pending = false
-		t.report = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: t.pendingAt}
-	}
 	r := t.report
-	t.report = CompactionReport{}
+	if t.pending && t.pendingReason == CompactionOverflow {
+		r = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: t.pendingAt}
+		if take {
+			t.pending = false
+		}
+	}
+	if take {
+		t.report = CompactionReport{}
+	}
 	return r, r.Outcome != CompactionNone
 }

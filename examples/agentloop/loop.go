@@ -284,11 +284,10 @@ func (s *session) emit(events ...erradvisor.Event) {
 }
 
 // pendingNotes returns the notes the next request would carry, for the log
-// after a Stop. Notes consumes one-shot notes (a compaction outcome, a
-// command failure); after a Stop there are none, and the provider-error note
-// comes from the transcript, so it recurs on the real next request.
+// after a Stop. PeekNotes leaves one-shot notes (a compaction outcome, a
+// command failure) for the real next request.
 func (s *session) pendingNotes() []string {
-	return noteTexts(s.advisor.Notes(time.Now(), providerID, s.model, view(s.transcript)))
+	return noteTexts(s.advisor.PeekNotes(time.Now(), providerID, s.model, view(s.transcript)))
 }
 
 func noteTexts(notes []erradvisor.Note) []string {
