@@ -326,7 +326,7 @@ func (a *Advisor) appendNotes(dst []Note, now time.Time, provider, model string,
 			// Provider ids are compared by their canonical form: "claude"
 			// and "anthropic" are the same provider.
 			switched := differs(e.Model, model) ||
-				differs(canonicalProviderName(e.Provider), canonicalProviderName(provider))
+				e.Provider != "" && provider != "" && !sameProvider(e.Provider, provider)
 			if compacted && c.Class == Overflow {
 				// The compaction note already tells the model.
 				a.skip("overflow reported by the compaction note")

@@ -106,14 +106,24 @@ func nextAnchor(msg string, end, a int) int {
 // "please": a client announcing its own backoff ("completion_with_retry in
 // 1.0 seconds") states no server wait.
 func bodyHints(msg string, ends *[numAnchors]int) (wait time.Duration, reset, retryAt time.Time) {
-	for a := anchorRetryDelay; a <= anchorWait && wait == 0; a++ {
+	// Structured fields first; then, among the prose phrases, the wait
+	// stated earliest in the text (a later "resets in 30 days" speaks of
+	// something else than "please wait 2 minutes").
+	pos := -1
+	for a := anchorRetryDelay; a <= anchorWait; a++ {
+		if a == anchorTryAgainIn && pos >= 0 {
+			break // a structured field gave the wait
+		}
 		for e, n := ends[a], 0; e >= 0 && n <= anchorRetries; e, n = nextAnchor(msg, e, a), n+1 {
+			if pos >= 0 && e > pos {
+				break
+			}
 			d, at, ok := waitAt(msg, e, a)
 			if !at.IsZero() && retryAt.IsZero() {
 				retryAt = at
 			}
 			if ok {
-				wait = d
+				wait, pos = d, e
 				break
 			}
 		}
@@ -199,10 +209,10 @@ func statusFromText(msg string, ends *[numAnchors]int) int {
 }
 
 // leadingStatus reads a status at the start of msg, after an optional
-// "Error:", in the shape SDKs print: the number alone, or followed by a
-// status text, a body or a quoted message ("429 Too Many Requests",
-// "529 {...}", `403 "Your team..."`). A number followed by a lower-case word
-// ("500 tokens exceeded") is a count, not a status.
+// "Error:", in the shape SDKs and servers print: the number alone, or
+// followed by a status text or a body ("429 Too Many Requests", "529 {...}",
+// "404 page not found"). A number followed by a word that counts something
+// ("500 tokens exceeded", "429 requests") is a count, not a status.
 func leadingStatus(msg string) int {
 	i := skipSpace(msg, 0)
 	if len(msg)-i >= 6 && lowerASCII(msg[i:i+5]) == "error" && msg[i+5] == ':' {
@@ -220,12 +230,27 @@ func leadingStatus(msg string) int {
 		if j == len(msg) {
 			return s
 		}
-		switch c := msg[j]; {
-		case c >= 'A' && c <= 'Z', c == '{', c == '[', c == '(', c == '"', c == '\'', c == '<', c == '-':
+		if !countNoun(msg[j:]) {
 			return s
 		}
 	}
 	return 0
+}
+
+// countNoun reports whether s starts with a word that counts something.
+func countNoun(s string) bool {
+	var w [12]byte
+	n := 0
+	for n < len(s) && n < len(w) && (s[n]|0x20) >= 'a' && (s[n]|0x20) <= 'z' {
+		w[n] = s[n] | 0x20
+		n++
+	}
+	switch string(w[:n]) {
+	case "tokens", "requests", "characters", "chars", "words", "messages", "bytes", "kb", "mb", "calls",
+		"items", "lines", "seconds", "ms", "minutes", "hours", "days":
+		return true
+	}
+	return false
 }
 
 // statusAt reads a status after a few separators at msg[i:].

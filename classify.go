@@ -232,6 +232,7 @@ func (c Classification) LogValue() slog.Value {
 // Classifier is immutable once built and safe for concurrent use.
 type Classifier struct {
 	rules   []*rule
+	layers  []int // end index in rules of each layer
 	m       *matcher
 	anchors [numAnchors]int32 // phrase ids of the anchor phrases
 }
@@ -288,6 +289,7 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 				c.rules = append(c.rules, r)
 			}
 		}
+		c.layers = append(c.layers, len(c.rules))
 	}
 	// One phrase list for all rules and anchors.
 	ids := map[string]int32{}
@@ -408,21 +410,40 @@ func (c *Classifier) Classify(f Failure) Classification {
 	prov := c.provider(f.Provider)
 	xsr := header(f.Header, "X-Should-Retry", "x-should-retry")
 
-	// Rules that read text first: the body, then the Go error's own text
-	// when the body said nothing. The status alone decides last.
+	// Layer by layer: the rules that read text, on the body and then on the
+	// Go error's own text; then the rules that read only the status.
 	noTransient := xsr == "false"
-	r := c.firstRule(prov, status, f.Code, msg, &h, noTransient, false)
-	if r == nil && f.Err != nil && f.Message != "" {
-		text := f.Err.Error()
-		clear(set)
-		c.m.scan(text, &h, nil, nil)
-		if f.Code != "" {
-			c.m.scan(f.Code, &h, nil, nil)
+	var errText string
+	var errHits hits
+	var errStack [32]uint64
+	var r *rule
+	start := 0
+	for _, end := range c.layers {
+		layer := c.rules[start:end]
+		start = end
+		if r = firstRule(layer, prov, status, f.Code, msg, &h, noTransient, false); r != nil {
+			break
 		}
-		r = c.firstRule(prov, status, f.Code, text, &h, noTransient, false)
-	}
-	if r == nil {
-		r = c.firstRule(prov, status, f.Code, msg, &h, noTransient, true)
+		if f.Err != nil && f.Message != "" {
+			if errHits.set == nil {
+				errText = f.Err.Error()
+				if len(set) > len(errStack) {
+					errHits.set = make([]uint64, len(set))
+				} else {
+					errHits.set = errStack[:len(set)]
+				}
+				// The failure's text is the body and the error's text
+				// together: an 'unless' phrase in the body still counts.
+				copy(errHits.set, set)
+				c.m.scan(errText, &errHits, nil, nil)
+			}
+			if r = firstRule(layer, prov, status, f.Code, errText, &errHits, noTransient, false); r != nil {
+				break
+			}
+		}
+		if r = firstRule(layer, prov, status, f.Code, msg, &h, noTransient, true); r != nil {
+			break
+		}
 	}
 	if xsr == "true" && (r == nil || r.class != Transient) {
 		r = headerRule(status)
@@ -453,11 +474,11 @@ func (c *Classifier) Classify(f Failure) Classification {
 	return cl
 }
 
-// firstRule returns the first rule that applies, or nil: among the rules
+// firstRule returns the first of rules that applies, or nil: among the rules
 // that read text, or with statusOnly among those that read only the status
 // and the provider.
-func (c *Classifier) firstRule(prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) *rule {
-	for _, r := range c.rules {
+func firstRule(rules []*rule, prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) *rule {
+	for _, r := range rules {
 		if noTransient && r.class == Transient || r.statusOnly() != statusOnly {
 			continue
 		}
@@ -489,7 +510,8 @@ func withWaitIDs(r *rule) *rule {
 
 // statusOnly reports whether r reads no text: it has guards and nothing else.
 func (r *rule) statusOnly() bool {
-	return len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && len(r.also) == 0 && r.re == nil
+	return len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && len(r.also) == 0 &&
+		len(r.unless) == 0 && r.re == nil
 }
 
 // applies reports whether r's guards, triggers and constraints hold.

@@ -167,6 +167,14 @@ func TestClassifyEvidenceOrder(t *testing.T) {
 		{"error text read before the bare status", Failure{Status: 400, Message: "Bad Request", Err: errors.New("prompt is too long: 250000 tokens > 200000 maximum")},
 			Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.stated"}},
 		{"a leading count is not a status", Failure{Message: "500 tokens exceeded the maximum"}, Classification{}},
+		{"a leading status before a lower-case text", Failure{Message: "404 page not found"},
+			Classification{Class: Permanent, Reason: ReasonInvalidRequest, Rule: "status.404"}},
+		{"admin words are no budget", Failure{Status: 503, Message: "503 Service Unavailable. If the problem persists, contact your administrator."},
+			Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "transient.unavailable"}},
+		{"temporarily blocked by a throttle", Failure{Status: 429, Message: "Too many requests, you have been temporarily blocked. Retry after 60 seconds"},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit", RetryAfter: time.Minute}},
+		{"not available for the moment", Failure{Status: 503, Message: "The model is not available for the moment due to high load"},
+			Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "transient.overloaded"}},
 		{"empty", Failure{}, Classification{}},
 	}
 	for _, tt := range tests {
@@ -189,6 +197,23 @@ func TestClassifyError(t *testing.T) {
 	got = ClassifyError(errors.New(`POST "https://api.openai.com/v1/responses": 429 Too Many Requests`))
 	if got.Class != Transient || got.Reason != ReasonRateLimit {
 		t.Errorf("text: %+v", got)
+	}
+}
+
+func TestSameProvider(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"claude", "anthropic", true}, {"Amazon-Bedrock", "bedrock", true}, {"my-proxy", "My_Proxy", true},
+		{"openai", "anthropic", false}, {"my-proxy", "other", false}, {"vertex", "gemini", true},
+	} {
+		if got := sameProvider(tt.a, tt.b); got != tt.want {
+			t.Errorf("sameProvider(%q, %q) = %v", tt.a, tt.b, got)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { sameProvider("my-proxy", "anthropic") }); n != 0 {
+		t.Errorf("%v allocs", n)
 	}
 }
 
@@ -253,6 +278,8 @@ func TestBodyHints(t *testing.T) {
 		{"try again in 5 months", 0},
 		{"try again in 99999999999999999999 days", 0},
 		{`"resets_in_seconds": 13872`, 13872 * time.Second},
+		{"Rate limit reached. Please wait 2 minutes. Your usage resets in 30 days", 2 * time.Minute},
+		{`Please retry in 12.5s. "retryDelay": "12s"`, 12 * time.Second},
 	}
 	c, err := DefaultClassifier()
 	if err != nil {
@@ -450,6 +477,43 @@ func TestLaterAnchorOccurrences(t *testing.T) {
 	} {
 		if diff := cmp.Diff(tt.want, Classify(Failure{Message: tt.msg})); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tt.msg, diff)
+		}
+	}
+}
+
+// TestStatusRulesPerLayer: a higher layer's status-only rule is tried before
+// the text rules of the layers below it, and a rule with an 'unless' reads
+// text.
+func TestStatusRulesPerLayer(t *testing.T) {
+	project, err := ParseRules("project.yaml", []byte(`rules:
+  - id: myproxy.400
+    class: transient
+    reason: server
+    providers: [myproxy]
+    status: [400]
+  - id: proxy.418
+    class: quota
+    reason: quota
+    status: [418]
+    unless: ["teapot drained"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := DefaultRules()
+	c, err := NewClassifier(project, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Classify(Failure{Provider: "myproxy", Status: 400, Message: "upstream: invalid parameter"}); got.Rule != "myproxy.400" {
+		t.Errorf("project status rule lost to a default text rule: %+v", got)
+	}
+	for _, f := range []Failure{
+		{Status: 418, Message: "the teapot drained"},
+		{Status: 418, Message: "the teapot drained", Err: errors.New("http error")},
+	} {
+		if got := c.Classify(f); got.Rule == "proxy.418" {
+			t.Errorf("%+v: 'unless' ignored: %+v", f, got)
 		}
 	}
 }

@@ -116,7 +116,7 @@ func (t *CompactionTracker) Started(reason CompactionReason, at time.Time) Compa
 	defer t.mu.Unlock()
 	if t.pending && t.pendingReason == CompactionOverflow && reason != CompactionOverflow {
 		// The recovery never reported its end; say so rather than lose it.
-		t.report = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: at}
+		t.report = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: t.pendingAt}
 	}
 	t.pending, t.pendingReason, t.pendingAt = true, reason, at
 	if reason == CompactionOverflow {

@@ -386,6 +386,16 @@ func appendRedacted(dst []byte, s string) []byte {
 			i++
 			continue
 		}
+		// A secret that starts inside the visible part of this one (a
+		// key= parameter inside a URL's user information) widens the span:
+		// the union of overlapping secrets is redacted.
+		start := i + keep
+		for k := i + 1; k < start; k++ {
+			if kk, e2, ok2 := secretAt(s, k, &jwtFrom); ok2 && k+kk < start {
+				start, end = k+kk, max(end, e2)
+			}
+		}
+		keep = start - i
 		dst = append(dst, s[last:i+keep]...)
 		dst = append(dst, redactedMark...)
 		last, i = end, end

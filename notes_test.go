@@ -166,6 +166,7 @@ func FuzzFrame(f *testing.F) {
 		"Bearer eyJa.eyJb.c", "https://u:p@h/?key=v&token=w", "https://a:b@c:d@e", "bearer\x00 x12345678",
 		"sk-\x00abcdefghijkl", "AKIA\u200bABCDEFGHIJKLMNOP", "api_key=" + strings.Repeat("x", 400),
 		strings.Repeat("é`", 200), "key=[redacted]x", "eyJ.a.b", "ab.eyJ.eyJ.x",
+		"://keY=:0@", // a key= parameter inside user information
 	} {
 		f.Add(s)
 	}

@@ -82,3 +82,21 @@ func canonicalProviderName(p string) string {
 // "vertex" and "google" become "gemini", "moonshot" becomes "kimi", and so on.
 // Unknown ids come back folded to lower-case letters and digits.
 func CanonicalProvider(p string) string { return canonicalProviderName(p) }
+
+// sameProvider reports whether two provider ids name the same provider
+// ("claude" and "anthropic" do), without allocating.
+func sameProvider(a, b string) bool {
+	var ba, bb [64]byte
+	fa, fb := foldProvider(a, ba[:]), foldProvider(b, bb[:])
+	ca, oka := providerAliases[string(fa)]
+	cb, okb := providerAliases[string(fb)]
+	switch {
+	case oka && okb:
+		return ca == cb
+	case oka:
+		return ca == string(fb)
+	case okb:
+		return string(fa) == cb
+	}
+	return string(fa) == string(fb)
+}

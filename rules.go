@@ -35,7 +35,9 @@ import (
 //
 // A rule applies when all its guards hold, at least one of its triggers fires
 // (when it has any), and its constraints hold. Rules are tried in order and
-// the first that applies decides. Phrases are compared case-insensitively,
+// the first that applies decides, with one exception: within a layer, the
+// rules that read only the status (guards and nothing else) are tried after
+// the rules that read text, on the body and then on the Go error's text. Phrases are compared case-insensitively,
 // with '_' and '-' read as spaces and runs of white space as one space, so
 // "context_length_exceeded" contains the phrase "context length exceeded".
 // A phrase never matches across the boundary between Failure.Code and
