@@ -162,8 +162,13 @@ func BenchmarkClassifyRegexpBaseline(b *testing.B) {
 // for ordinary bodies.
 func BenchmarkClassify4KiB(b *testing.B) {
 	msg := strings.Repeat(`{"error":{"message":"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM). Please try again in 20s."}} `, 40)[:4096]
-	f := Failure{Provider: "openai", Status: 429, Message: msg}
-	b.SetBytes(int64(len(msg)))
+	benchClassifyBytes(b, Failure{Provider: "openai", Status: 429, Message: msg})
+}
+
+// benchClassifyBytes classifies f in a loop, reporting throughput over its
+// message.
+func benchClassifyBytes(b *testing.B, f Failure) {
+	b.SetBytes(int64(len(f.Message)))
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = Classify(f)
@@ -173,25 +178,13 @@ func BenchmarkClassify4KiB(b *testing.B) {
 // BenchmarkClassify1MiBHTML is a gateway's 1 MiB HTML error page: the scan is
 // linear in the body, reported as MB/s.
 func BenchmarkClassify1MiBHTML(b *testing.B) {
-	page := htmlPage(1 << 20)
-	f := Failure{Status: 502, Message: page}
-	b.SetBytes(int64(len(page)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = Classify(f)
-	}
+	benchClassifyBytes(b, Failure{Status: 502, Message: htmlPage(1 << 20)})
 }
 
 // BenchmarkClassify64KiBHTML is the same page at 1/16 the size, for the
 // linearity ratio.
 func BenchmarkClassify64KiBHTML(b *testing.B) {
-	page := htmlPage(64 << 10)
-	f := Failure{Status: 502, Message: page}
-	b.SetBytes(int64(len(page)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = Classify(f)
-	}
+	benchClassifyBytes(b, Failure{Status: 502, Message: htmlPage(64 << 10)})
 }
 
 func htmlPage(n int) string {

@@ -286,12 +286,7 @@ func TestBodyHints(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
-		h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
-		var ends [numAnchors]int
-		for i := range ends {
-			ends[i] = -1
-		}
-		c.m.scan(tt.msg, &h, c.anchors[:], ends[:])
+		ends := scanAnchors(c, tt.msg)
 		if got, _, _ := bodyHints(tt.msg, &ends); got != tt.want {
 			t.Errorf("bodyHints(%q) = %v, want %v", tt.msg, got, tt.want)
 		}
@@ -447,12 +442,7 @@ func TestStatusFromText(t *testing.T) {
 		"status code 429.5":       0,
 		"status code 1,500":       0,
 	} {
-		h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
-		var ends [numAnchors]int
-		for i := range ends {
-			ends[i] = -1
-		}
-		c.m.scan(msg, &h, c.anchors[:], ends[:])
+		ends := scanAnchors(c, msg)
 		if got := statusFromText(msg, &ends); got != want {
 			t.Errorf("statusFromText(%q) = %d, want %d", msg, got, want)
 		}
@@ -516,4 +506,16 @@ func TestStatusRulesPerLayer(t *testing.T) {
 			t.Errorf("%+v: 'unless' ignored: %+v", f, got)
 		}
 	}
+}
+
+// scanAnchors scans msg with c's matcher and returns where each anchor
+// phrase first ends (-1 when absent).
+func scanAnchors(c *Classifier, msg string) [numAnchors]int {
+	h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
+	var ends [numAnchors]int
+	for i := range ends {
+		ends[i] = -1
+	}
+	c.m.scan(msg, &h, c.anchors[:], ends[:])
+	return ends
 }

@@ -241,7 +241,7 @@ func lowerASCII(s string) string {
 		return s
 	}
 	for i := 0; i < len(s); i++ {
-		b[i] = normByte[s[i]]
+		b[i] = asciiLower(s[i])
 	}
 	return string(b[:len(s)])
 }
