@@ -5,18 +5,18 @@ import (
 	"iter"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 )
 
-// The Advisor, which scans a transcript for the notes of the next request, lives here.
+// The notes side of a Session lives here: the host's view of its transcript
+// (Entry), and the scan that picks the notes for the next outgoing request.
 
 // EntryKind is the kind of a transcript entry.
 type EntryKind uint8
 
 // The entry kinds. The zero value is EntryOther.
 const (
-	// EntryOther is any entry the advisor does not read: custom or
+	// EntryOther is any entry the scan does not read: custom or
 	// host-specific messages, shell output, labels.
 	EntryOther EntryKind = iota
 	// EntryUser is a user message.
@@ -50,30 +50,41 @@ func (k EntryKind) String() string {
 	}
 }
 
-// Entry is the advisor's view of one transcript entry. The host fills it
-// from its own message type; it is a small value, and the advisor never
+// Entry is the Session's view of one transcript entry. The host fills it
+// from its own message type; it is a small value, and the Session never
 // keeps it, nor anything it refers to, beyond the call that received it.
 type Entry struct {
 	// Kind is what the entry is.
 	Kind EntryKind
 	// StopReason is how an assistant entry ended; other kinds ignore it.
-	// StopError marks a failed request, StopAborted an aborted one; the
-	// other reasons are a success when the entry has text or tool calls.
+	// StopError marks a failed request, StopAborted an aborted one.
 	StopReason StopReason
 	// ErrorMessage is the error text of a failed assistant entry.
 	ErrorMessage string
+	// Classification is the verdict on a failed assistant entry, when the
+	// host stored the one its Decision carried. When it is zero, the
+	// Session uses the verdict it decided itself on that failure, and reads
+	// ErrorMessage only for a failure it never saw (a session resumed from
+	// disk, say).
+	Classification Classification
 	// Provider and Model identify where an assistant entry's request went.
 	Provider, Model string
 	// Time is when the entry was created. A zero Time is never stale.
 	Time time.Time
-	// HasText reports visible text in an assistant entry.
-	HasText bool
-	// HasToolCalls reports tool calls in an assistant entry.
-	HasToolCalls bool
-	// ThinkingOnly reports an assistant entry that carried only thinking
-	// content, neither text nor tool calls. Like an empty turn, it is not a
-	// success: the scan reads past it.
-	ThinkingOnly bool
+	// Content is what an assistant entry produced. An entry with neither
+	// text nor tool calls stated is not a success for the scan, which reads
+	// past it; the zero Content (not stated) counts as a success.
+	Content Content
+}
+
+// success reports whether e is an assistant entry whose request succeeded
+// with usable output.
+func (e *Entry) success() bool {
+	switch e.StopReason {
+	case StopError, StopAborted:
+		return false
+	}
+	return e.Content.usable()
 }
 
 // LogValue implements slog.LogValuer. It leaves out the error text, which
@@ -102,276 +113,244 @@ func NewestFirst(entries []Entry) iter.Seq[Entry] {
 	}
 }
 
-// Advisor defaults.
-const (
-	// DefaultMaxNotes is the cap on notes per request.
-	DefaultMaxNotes = 2
-	// DefaultErrorTTL is the age past which a failed request gives no note.
-	DefaultErrorTTL = 15 * time.Minute
-	// DefaultCommandTTL is the age past which a command failure gives no
-	// note.
-	DefaultCommandTTL = 3 * time.Minute
-)
-
-// AdvisorConfig configures an Advisor. The zero value selects the defaults.
-type AdvisorConfig struct {
-	// MaxNotes caps the notes of one request; the highest priorities are
-	// kept. Zero or negative means DefaultMaxNotes.
-	MaxNotes int
-	// ErrorTTL is the age past which a failed request gives no note. Zero or
-	// negative means DefaultErrorTTL.
-	ErrorTTL time.Duration
-	// CommandTTL is the age past which a command failure gives no note.
-	// Zero or negative means DefaultCommandTTL.
-	CommandTTL time.Duration
-	// Tracker is the session's compaction tracker, shared with its
-	// Retrier. Nil means the Advisor makes its own.
-	Tracker *CompactionTracker
-	// Classifier classifies the failed request's error text. Nil means the
-	// package-level Classify with the embedded default rules.
-	Classifier *Classifier
-	// Logger, when set, receives a debug record for every note built and
-	// for every failure or command failure left without a note, with the
-	// reason. Records never carry provider or command text.
-	Logger *slog.Logger
+// Target is where the next request goes: its provider id and model.
+type Target struct {
+	Provider string
+	Model    string
 }
 
-// commandFailure is a command failure waiting to be reported.
-type commandFailure struct {
-	name, errText string
-	at            time.Time
-}
-
-// Advisor holds one session's advisory state: the compaction tracker and a
-// pending command failure. Notes (or AppendNotes) yields what the next
-// outgoing request should carry. Make one per session with NewAdvisor; the
-// zero value works with the defaults and its own tracker.
-//
-// An Advisor is safe for concurrent use. It holds its lock while it reads
-// the transcript, so the transcript's iterator must not call the Advisor.
-type Advisor struct {
-	mu         sync.Mutex
-	maxNotes   int
-	errorTTL   time.Duration
-	commandTTL time.Duration
-	tracker    *CompactionTracker
-	classify   func(Failure) Classification
-	logger     *slog.Logger
-
-	command *commandFailure // the latest unreported command failure
-
-	// Scan state, used under mu by step, which is made once so that a
-	// scan does not allocate a closure.
-	stepFn  func(Entry) bool
+// scanState is the state of one transcript scan, kept in the Session so a
+// scan allocates nothing.
+type scanState struct {
 	failed  Entry
 	hasFail bool
+	prev    time.Time // the time of the last timed entry read
+	// mode says how the scan reads: scanNewest stops early and notices a
+	// timed entry newer than the one before it (reversed); scanWhole reads
+	// everything as if oldest first, keeping the last failure after the
+	// last success and counting the timed pairs in each order; scanTrusted
+	// reads newest first and ignores times.
+	mode            uint8
+	reversed        bool
+	rising, falling int
 }
 
-// NewAdvisor returns an Advisor configured by cfg.
-func NewAdvisor(cfg AdvisorConfig) *Advisor {
-	a := &Advisor{
-		maxNotes:   cfg.MaxNotes,
-		errorTTL:   cfg.ErrorTTL,
-		commandTTL: cfg.CommandTTL,
-		tracker:    cfg.Tracker,
-		logger:     cfg.Logger,
-	}
-	if a.maxNotes <= 0 {
-		a.maxNotes = DefaultMaxNotes
-	}
-	if a.errorTTL <= 0 {
-		a.errorTTL = DefaultErrorTTL
-	}
-	if a.commandTTL <= 0 {
-		a.commandTTL = DefaultCommandTTL
-	}
-	if a.tracker == nil {
-		a.tracker = NewCompactionTracker()
-	}
-	if c := cfg.Classifier; c != nil {
-		a.classify = c.Classify
-	} else {
-		a.classify = Classify
-	}
-	a.stepFn = a.step
-	return a
-}
-
-// ensure gives a zero Advisor the defaults. It is called with a.mu held.
-func (a *Advisor) ensure() {
-	if a.stepFn != nil {
-		return
-	}
-	d := NewAdvisor(AdvisorConfig{MaxNotes: a.maxNotes, ErrorTTL: a.errorTTL, CommandTTL: a.commandTTL, Tracker: a.tracker, Logger: a.logger})
-	a.maxNotes, a.errorTTL, a.commandTTL = d.maxNotes, d.errorTTL, d.commandTTL
-	a.tracker, a.classify = d.tracker, d.classify
-	a.stepFn = a.step
-}
-
-// trackerRef returns the tracker, giving a zero Advisor its defaults first.
-func (a *Advisor) trackerRef() *CompactionTracker {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.ensure()
-	return a.tracker
-}
-
-// Tracker returns the Advisor's compaction tracker, to share with the
-// session's Retrier.
-func (a *Advisor) Tracker() *CompactionTracker { return a.trackerRef() }
-
-// UserTurn records a new user message; see CompactionTracker.UserTurn. A
-// host whose Advisor shares its tracker with a Retrier calls
-// Retrier.UserMessage instead, which re-arms the same tracker; calling both
-// is harmless.
-func (a *Advisor) UserTurn() { a.trackerRef().UserTurn() }
-
-// CompactionStarted records that a compaction began; see
-// CompactionTracker.Started.
-func (a *Advisor) CompactionStarted(reason CompactionReason, at time.Time) CompactionStart {
-	return a.trackerRef().Started(reason, at)
-}
-
-// CompactionEnded records that the compaction ended with res, or failed with
-// err; see CompactionTracker.Ended.
-func (a *Advisor) CompactionEnded(res *CompactionResult, err error, at time.Time) CompactionEnd {
-	return a.trackerRef().Ended(res, err, at)
-}
-
-// CompactionCanceled records that the user cancelled the compaction; see
-// CompactionTracker.Canceled.
-func (a *Advisor) CompactionCanceled(at time.Time) CompactionEnd {
-	return a.trackerRef().Canceled(at)
-}
-
-// CommandFailed records that the host command name failed with errText at
-// the given time. The next request that is built within the command TTL
-// carries a note about it; if the cap cuts that note, a later request
-// carries it instead. Only the latest failure is kept. Use it for commands
-// whose failure the model cannot otherwise see, not for tool or shell
-// errors already in the transcript.
-func (a *Advisor) CommandFailed(name, errText string, at time.Time) {
-	a.mu.Lock()
-	a.command = &commandFailure{name: name, errText: errText, at: at}
-	a.mu.Unlock()
-}
+const (
+	scanNewest uint8 = iota
+	scanWhole
+	scanTrusted
+)
 
 // Notes returns the notes for the next outgoing request; see AppendNotes.
-func (a *Advisor) Notes(now time.Time, provider, model string, transcript iter.Seq[Entry]) []Note {
-	return a.AppendNotes(nil, now, provider, model, transcript)
+func (s *Session) Notes(now time.Time, next Target, transcript iter.Seq[Entry]) []Note {
+	return s.appendNotes(nil, now, next, transcript, true)
 }
 
 // AppendNotes appends to dst the notes for the next outgoing request, in
 // priority order, and returns the extended slice. now is the time the
-// request is built; provider and model are where it goes; transcript is the
-// request's conversation, newest entry first (see NewestFirst); nil reads
-// as an empty one. It is read
-// only as far back as the latest successful or aborted assistant entry or
-// summary, so the cost does not grow with the transcript's length, and
-// nothing is allocated when there is no note. When the failed request went
-// to another model or provider than this one, its overflow note is softened:
-// it does not suggest a change the user has already made.
+// request is built; next is where it goes; transcript is the request's
+// conversation, newest entry first (see NewestFirst); nil reads as an empty
+// one. The scan stops at the latest successful or aborted assistant entry or
+// summary, so its cost does not grow with the transcript's length, and
+// nothing is allocated when there is no note. A transcript handed oldest
+// first is detected from its entries' times and read whole instead.
 //
-// The transcript must be the context the request is built from: a host that
-// retries a transient failure automatically leaves the failed attempt out of
-// the retry's context, so a trailing transient error means the retries have
-// given up.
+// The notes say only what is true for the request being built:
 //
-// Building notes consumes the one-shot ones: a compaction outcome is
-// reported once, and a command failure once it is shown. Notes about a
-// failed request come from the transcript and recur until a request
-// succeeds or the error grows stale.
-func (a *Advisor) AppendNotes(dst []Note, now time.Time, provider, model string, transcript iter.Seq[Entry]) []Note {
-	return a.appendNotes(dst, now, provider, model, transcript, true)
+//   - an automatic retry carries no note about the failure it retries;
+//   - the fresh attempt after an overflow recovery carries the recovery's
+//     outcome, once;
+//   - any other request carries a note on the newest failure since the last
+//     success, with the verdict the Session's Decision used (or the entry's
+//     own Classification), saying that automatic retries did not succeed only
+//     when retries were made, and giving a quota's reset time when known.
+//
+// When the failed request went to another model or provider than next, its
+// overflow note does not suggest a change the user has already made. A
+// pending command failure is reported once, and kept for a later request if
+// the cap cuts it.
+func (s *Session) AppendNotes(dst []Note, now time.Time, next Target, transcript iter.Seq[Entry]) []Note {
+	return s.appendNotes(dst, now, next, transcript, true)
 }
 
 // PeekNotes returns the notes AppendNotes would return now, without
 // consuming the one-shot ones: for showing a user what the next request will
 // carry. A compaction outcome and a command failure stay pending.
-func (a *Advisor) PeekNotes(now time.Time, provider, model string, transcript iter.Seq[Entry]) []Note {
-	return a.appendNotes(nil, now, provider, model, transcript, false)
+func (s *Session) PeekNotes(now time.Time, next Target, transcript iter.Seq[Entry]) []Note {
+	return s.appendNotes(nil, now, next, transcript, false)
 }
 
-func (a *Advisor) appendNotes(dst []Note, now time.Time, provider, model string, transcript iter.Seq[Entry], consume bool) []Note {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.ensure()
+func (s *Session) appendNotes(dst []Note, now time.Time, next Target, transcript iter.Seq[Entry], consume bool) []Note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ensure()
 
-	room := a.maxNotes
+	room := s.p.maxNotes()
 	compacted := false
-	var r CompactionReport
-	var ok bool
-	if consume {
-		r, ok = a.tracker.TakeReport(now)
-	} else {
-		r, ok = a.tracker.PeekReport(now)
-	}
-	if ok {
-		dst = a.add(dst, compactionNote(r), slog.String("outcome", r.Outcome.String()))
+	if r, ok := s.tracker.takeReport(consume); ok {
+		dst = s.add(dst, compactionNote(r), slog.String("outcome", r.outcome.String()))
 		room--
 		compacted = true
 	}
 
 	if room > 0 && transcript != nil {
-		a.hasFail = false
-		transcript(a.stepFn)
-		e, found := a.failed, a.hasFail
-		a.failed, a.hasFail = Entry{}, false
-		switch {
-		case !found:
-		case a.stale(e.Time, now, a.errorTTL):
-			a.skip("stale failed request", slog.Time("at", e.Time))
-		default:
-			c := a.classify(Failure{Provider: e.Provider, Model: e.Model, Message: e.ErrorMessage, At: e.Time})
-			// Provider ids are compared by their canonical form: "claude"
-			// and "anthropic" are the same provider.
-			switched := differs(e.Model, model) ||
-				e.Provider != "" && provider != "" && !sameProvider(e.Provider, provider)
-			if compacted && c.Class == Overflow {
-				// The compaction note already tells the model.
-				a.skip("overflow reported by the compaction note")
-			} else if n, ok := providerNote(e, c, switched, now); ok {
-				dst = a.add(dst, n, slog.String("class", c.Class.String()), slog.String("rule", c.Rule),
-					slog.Bool("model_switched", switched))
-				room--
-			} else {
-				a.skip("cancelled request", slog.String("rule", c.Rule))
-			}
+		if n, ok := s.failureNote(now, next, transcript, compacted); ok {
+			dst = append(dst, n)
+			room--
 		}
 	}
 
-	if cf := a.command; cf != nil {
+	if cf := &s.command; cf.ok {
 		switch {
-		case a.stale(cf.at, now, a.commandTTL):
-			a.skip("stale command failure", slog.Time("at", cf.at))
+		case stale(cf.at, now, s.p.commandTTL()):
+			s.skip("stale command failure", slog.Time("at", cf.at))
 			if consume {
-				a.command = nil
+				*cf = commandFailure{}
 			}
 		case room > 0:
-			dst = a.add(dst, commandNote(cf.name, cf.errText))
+			dst = s.add(dst, commandNote(cf.name, cf.errText))
 			if consume {
-				a.command = nil
+				*cf = commandFailure{}
 			}
 		default:
-			a.skip("command failure kept for a later request: note cap reached")
+			s.skip("command failure kept for a later request: note cap reached")
 		}
 	}
 	return dst
 }
 
+// failureNote reads the transcript for the newest failure since the last
+// success and returns its note, if it calls for one.
+func (s *Session) failureNote(now time.Time, next Target, transcript iter.Seq[Entry], compacted bool) (Note, bool) {
+	s.scan = scanState{}
+	transcript(s.stepFn)
+	if s.scan.reversed {
+		// One entry out of order may be clock skew; the whole sequence's
+		// order decides, at the cost of reading it all.
+		s.scan = scanState{mode: scanWhole}
+		transcript(s.stepFn)
+		if s.scan.rising <= s.scan.falling {
+			s.scan = scanState{mode: scanTrusted}
+			transcript(s.stepFn)
+		}
+	}
+	e, found := s.scan.failed, s.scan.hasFail
+	s.scan = scanState{}
+	if !found {
+		return Note{}, false
+	}
+	if s.next == nextRetry {
+		s.skip("the request is an automatic retry")
+		return Note{}, false
+	}
+	c, retried, msg, at := s.verdictFor(&e)
+	switch {
+	case stale(at, now, s.p.errorTTL()):
+		s.skip("stale failed request", slog.Time("at", at))
+		return Note{}, false
+	case compacted && c.Class == Overflow:
+		s.skip("overflow reported by the compaction note")
+		return Note{}, false
+	}
+	// Provider ids are compared by their canonical form: "claude" and
+	// "anthropic" are the same provider.
+	switched := differs(e.Model, next.Model) ||
+		e.Provider != "" && next.Provider != "" && !sameProvider(e.Provider, next.Provider)
+	n, ok := providerNote(e.Model, msg, c, retried, switched, now)
+	if !ok {
+		s.skip("cancelled request", slog.String("rule", c.Rule))
+		return Note{}, false
+	}
+	s.add(nil, n, slog.String("class", c.Class.String()), slog.String("rule", c.Rule),
+		slog.Bool("model_switched", switched))
+	return n, true
+}
+
+// verdictFor returns the verdict on the failed entry e, the retries made for
+// it (-1 when not known), and the text and time to report: the entry's own
+// Classification; else the Session's verdict, when it is about e (same text
+// or time) or newer; else, for a failure the Session never decided on, a
+// reading of e's text.
+func (s *Session) verdictFor(e *Entry) (c Classification, retried int, msg string, at time.Time) {
+	msg, at, retried = e.ErrorMessage, e.Time, -1
+	v := &s.last
+	mine := v.ok && (e.ErrorMessage == "" || v.message == e.ErrorMessage ||
+		!e.Time.IsZero() && !v.at.Before(e.Time))
+	switch {
+	case e.Classification != (Classification{}):
+		c = e.Classification
+		if mine && v.message == e.ErrorMessage {
+			retried = v.retried
+		}
+	case mine:
+		c, retried = v.c, v.retried
+		if v.message != "" {
+			msg = v.message
+		}
+		at = v.at
+	default:
+		c = s.classify(Failure{Provider: e.Provider, Model: e.Model, Message: e.ErrorMessage, At: e.Time})
+	}
+	return c, retried, msg, at
+}
+
+// step examines one entry and reports whether the scan goes on. Newest
+// first, it stops at a summary, at an aborted assistant entry, at one that
+// succeeded, and at the first failed one, which it records. Oldest first, it
+// reads everything and keeps the last failure after the last of those.
+func (s *Session) step(e Entry) bool {
+	sc := &s.scan
+	if !e.Time.IsZero() && sc.mode != scanTrusted {
+		if !sc.prev.IsZero() {
+			switch {
+			case sc.mode == scanWhole && e.Time.After(sc.prev):
+				sc.rising++
+			case sc.mode == scanWhole && e.Time.Before(sc.prev):
+				sc.falling++
+			case e.Time.After(sc.prev):
+				sc.reversed = true
+				return false
+			}
+		}
+		sc.prev = e.Time
+	}
+	stop, failed := false, false
+	switch e.Kind {
+	case EntryCompactionSummary, EntryBranchSummary:
+		stop = true
+	case EntryAssistant:
+		switch {
+		case e.StopReason == StopError:
+			stop, failed = true, true
+		case e.StopReason == StopAborted, e.success():
+			stop = true
+		}
+	}
+	if sc.mode == scanWhole {
+		if stop {
+			sc.failed, sc.hasFail = e, failed
+		}
+		return true
+	}
+	if failed {
+		sc.failed, sc.hasFail = e, true
+	}
+	return !stop
+}
+
 // add appends n to dst and logs it.
-func (a *Advisor) add(dst []Note, n Note, attrs ...slog.Attr) []Note {
-	if a.logger != nil {
-		a.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: note",
+func (s *Session) add(dst []Note, n Note, attrs ...slog.Attr) []Note {
+	if s.logger != nil {
+		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: note",
 			append([]slog.Attr{slog.String("kind", n.Kind.String())}, attrs...)...)
 	}
 	return append(dst, n)
 }
 
 // skip logs why something gives no note.
-func (a *Advisor) skip(why string, attrs ...slog.Attr) {
-	if a.logger != nil {
-		a.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: no note",
+func (s *Session) skip(why string, attrs ...slog.Attr) {
+	if s.logger != nil {
+		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "erradvisor: no note",
 			append([]slog.Attr{slog.String("why", why)}, attrs...)...)
 	}
 }
@@ -383,29 +362,6 @@ func differs(was, now string) bool {
 
 // stale reports whether something that happened at t is older than ttl at
 // now. A zero t is never stale.
-func (a *Advisor) stale(t, now time.Time, ttl time.Duration) bool {
+func stale(t, now time.Time, ttl time.Duration) bool {
 	return !t.IsZero() && now.Sub(t) > ttl
-}
-
-// step examines one entry, newest first, and reports whether the scan goes
-// on. It stops at a summary, at an aborted assistant entry, at one that
-// succeeded with visible output or tool calls, and at the first failed one,
-// which it records.
-func (a *Advisor) step(e Entry) bool {
-	switch e.Kind {
-	case EntryCompactionSummary, EntryBranchSummary:
-		return false
-	case EntryAssistant:
-		switch e.StopReason {
-		case StopError:
-			a.failed, a.hasFail = e, true
-			return false
-		case StopAborted:
-			return false
-		case StopEndTurn, StopLength, StopToolUse:
-			// An empty or thinking-only turn is not a success.
-			return !(e.HasText || e.HasToolCalls)
-		}
-	}
-	return true
 }

@@ -1,9 +1,10 @@
 package erradvisor
 
-import (
-	"sync"
-	"time"
-)
+// The overflow-recovery tracker lives here: it pairs compaction starts and
+// ends, keeps the one-shot outcome of a recovery for the next request's
+// notes, and holds the recovery latch, at most one overflow recovery per
+// user message. A Session owns one; its methods CompactionStarted,
+// CompactionEnded and CompactionCanceled feed it.
 
 // CompactionReason says why a compaction ran.
 type CompactionReason string
@@ -19,82 +20,69 @@ const (
 	CompactionOverflow CompactionReason = "overflow"
 )
 
-// CompactionOutcome is what became of the last overflow recovery, as far as
-// the model needs to know.
-type CompactionOutcome uint8
+// CompactionResult describes a finished compaction, as the host reports it
+// to Session.CompactionEnded.
+type CompactionResult struct {
+	// Summary is the summary that replaced the compacted turns.
+	Summary string
+	// FirstKeptEntryID is the id of the first entry kept after the summary.
+	FirstKeptEntryID string
+	// TokensBefore is the context size before the compaction, when known.
+	TokensBefore int
+	// EstimatedTokensAfter is the estimated context size after it, when
+	// known.
+	EstimatedTokensAfter int
+}
 
-// The outcomes of an overflow recovery.
+// compactionOutcome is what became of the last overflow recovery, as far as
+// the model needs to know.
+type compactionOutcome uint8
+
 const (
-	// CompactionNone means there is nothing to report.
-	CompactionNone CompactionOutcome = iota
-	// CompactionCompacted means the conversation was compacted and the
-	// request is being retried.
-	CompactionCompacted
-	// CompactionNotCompleted means the recovery compaction failed, did not
+	compactionNone compactionOutcome = iota
+	// compactionCompacted: the conversation was compacted and the request
+	// is being retried.
+	compactionCompacted
+	// compactionNotCompleted: the recovery compaction failed, did not
 	// shrink the context, or never reported an end.
-	CompactionNotCompleted
+	compactionNotCompleted
 )
 
-// String returns "none", "compacted" or "not_completed".
-func (o CompactionOutcome) String() string {
+func (o compactionOutcome) String() string {
 	switch o {
-	case CompactionCompacted:
+	case compactionCompacted:
 		return "compacted"
-	case CompactionNotCompleted:
+	case compactionNotCompleted:
 		return "not_completed"
-	default:
-		return "none"
 	}
+	return "none"
 }
 
-// CompactionReport is the one-shot outcome of an overflow recovery, handed to
-// the next request's notes exactly once.
-type CompactionReport struct {
-	Outcome CompactionOutcome
-	// Result is the host's result for a completed compaction, else nil.
-	Result *CompactionResult
-	// Error says why the compaction did not complete, when known.
-	Error string
-	// At is when the outcome was observed.
-	At time.Time
+// compactionReport is the one-shot outcome of an overflow recovery, handed
+// to the next request's notes exactly once.
+type compactionReport struct {
+	outcome compactionOutcome
+	result  CompactionResult // for compactionCompacted
+	err     string           // why it did not complete, when known
 }
 
-// CompactionTracker pairs compaction starts and ends, keeps the one-shot
-// outcome of an overflow recovery for the next request, and holds the
-// recovery latch: at most one overflow recovery per user turn. A Retrier and
-// an Advisor of the same session share one tracker, so the decision to
-// compact and the note about it never disagree.
-//
-// The zero value is ready to use. A CompactionTracker is safe for concurrent
-// use.
-type CompactionTracker struct {
-	mu sync.Mutex
-
-	recoveryClaimed bool // an overflow recovery was spent in this user turn
+// compactionTracker is the tracker's state. Its zero value is ready; the
+// Session's lock guards it.
+type compactionTracker struct {
+	recoveryClaimed bool // an overflow recovery was spent in this user message
 
 	pending       bool // a compaction started and has not ended
 	pendingReason CompactionReason
-	pendingAt     time.Time
 
-	report CompactionReport // unconsumed one-shot outcome
+	report compactionReport // unconsumed one-shot outcome
 }
 
-// NewCompactionTracker returns an empty tracker.
-func NewCompactionTracker() *CompactionTracker { return new(CompactionTracker) }
+// userMessage re-arms the recovery latch.
+func (t *compactionTracker) userMessage() { t.recoveryClaimed = false }
 
-// UserTurn records a new user message: it re-arms the recovery latch.
-func (t *CompactionTracker) UserTurn() {
-	t.mu.Lock()
-	t.recoveryClaimed = false
-	t.mu.Unlock()
-}
-
-// ClaimRecovery claims this user turn's single overflow recovery. It returns
-// false when the recovery was already spent, in which case the caller must
-// not compact-and-retry again.
-func (t *CompactionTracker) ClaimRecovery() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// claimRecovery claims this user message's single overflow recovery. It
+// returns false when the recovery was already spent.
+func (t *compactionTracker) claimRecovery() bool {
 	if t.recoveryClaimed {
 		return false
 	}
@@ -102,106 +90,75 @@ func (t *CompactionTracker) ClaimRecovery() bool {
 	return true
 }
 
-// RecoveryClaimed reports whether this user turn's overflow recovery is spent.
-func (t *CompactionTracker) RecoveryClaimed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.recoveryClaimed
-}
+const noEnd = "compaction did not report an end"
 
-// Started records that a compaction began and returns its event. An
-// overflow compaction also spends the recovery latch, whoever started it.
-func (t *CompactionTracker) Started(reason CompactionReason, at time.Time) CompactionStart {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// started records that a compaction began. An overflow compaction also
+// spends the recovery latch, whoever started it.
+func (t *compactionTracker) started(reason CompactionReason) {
 	if t.pending && t.pendingReason == CompactionOverflow && reason != CompactionOverflow {
 		// The recovery never reported its end; say so rather than lose it.
-		t.report = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: t.pendingAt}
+		t.report = compactionReport{outcome: compactionNotCompleted, err: noEnd}
 	}
-	t.pending, t.pendingReason, t.pendingAt = true, reason, at
+	t.pending, t.pendingReason = true, reason
 	if reason == CompactionOverflow {
 		t.recoveryClaimed = true
-		t.report = CompactionReport{}
+		t.report = compactionReport{}
 	}
-	return CompactionStart{Reason: reason}
 }
 
-// Ended records the end of the compaction last started and returns its
-// event. err non-nil, or a nil res, means the compaction failed. An overflow
-// recovery whose result did not shrink the context (EstimatedTokensAfter not
-// below TokensBefore, when both are known) counts as failed, with a nil
-// Result in the event, so that a compaction that cannot help never loops. WillRetry in the returned event
-// is true only for an overflow recovery that compacted. An end with no
-// compaction under way changes nothing and reports the reason of the last
-// compaction.
-func (t *CompactionTracker) Ended(res *CompactionResult, err error, at time.Time) CompactionEnd {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// ended records the end of the compaction last started and returns its
+// event fields. See Session.CompactionEnded.
+func (t *compactionTracker) ended(res *CompactionResult, err error) (reason CompactionReason, failure string, willRetry bool) {
 	reason, tracked := t.pendingReason, t.pending
 	t.pending = false
-	ev := CompactionEnd{Reason: reason, Result: res}
 	switch {
 	case err != nil:
-		ev.Result = nil
-		ev.ErrorMessage = err.Error()
+		failure = errorText(err)
+		if failure == "" {
+			failure = "compaction failed"
+		}
 	case res == nil:
-		ev.ErrorMessage = "compaction produced no result"
+		failure = "compaction produced no result"
 	case reason == CompactionOverflow && res.TokensBefore > 0 && res.EstimatedTokensAfter >= res.TokensBefore:
 		// A recovery that cannot help must not loop; the result is
 		// reported as the failure it is.
-		ev.Result = nil
-		ev.ErrorMessage = "compaction did not reduce the context"
+		failure = "compaction did not reduce the context"
 	}
 	if reason != CompactionOverflow || !tracked {
-		return ev
+		return reason, failure, false
 	}
-	if ev.ErrorMessage != "" {
-		t.report = CompactionReport{Outcome: CompactionNotCompleted, Error: ev.ErrorMessage, At: at}
-		return ev
+	if failure != "" {
+		t.report = compactionReport{outcome: compactionNotCompleted, err: failure}
+		return reason, failure, false
 	}
-	ev.WillRetry = true
-	t.report = CompactionReport{Outcome: CompactionCompacted, Result: res, At: at}
-	return ev
+	t.report = compactionReport{outcome: compactionCompacted, result: *res}
+	return reason, "", true
 }
 
-// Canceled records that the user cancelled the compaction last started. A
-// cancelled compaction leaves no report: user aborts are silent. A cancel
-// with no compaction under way changes nothing.
-func (t *CompactionTracker) Canceled(at time.Time) CompactionEnd {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// canceled records that the user cancelled the compaction last started: a
+// cancelled recovery leaves no report, since user aborts are silent.
+func (t *compactionTracker) canceled() CompactionReason {
 	reason, tracked := t.pendingReason, t.pending
 	t.pending = false
 	if reason == CompactionOverflow && tracked {
-		t.report = CompactionReport{}
+		t.report = compactionReport{}
 	}
-	return CompactionEnd{Reason: reason, Aborted: true}
+	return reason
 }
 
-// TakeReport returns the outcome of the last overflow recovery and forgets
-// it, so it is reported once. An overflow compaction that started and has not
+// takeReport returns the outcome of the last overflow recovery and, when
+// take is set, forgets it. An overflow compaction that started and has not
 // ended by the time the next request is built is reported as not completed.
-func (t *CompactionTracker) TakeReport(now time.Time) (CompactionReport, bool) {
-	return t.report1(true)
-}
-
-// PeekReport returns what TakeReport would return now, and forgets nothing.
-func (t *CompactionTracker) PeekReport(now time.Time) (CompactionReport, bool) {
-	return t.report1(false)
-}
-
-func (t *CompactionTracker) report1(take bool) (CompactionReport, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (t *compactionTracker) takeReport(take bool) (compactionReport, bool) {
 	r := t.report
 	if t.pending && t.pendingReason == CompactionOverflow {
-		r = CompactionReport{Outcome: CompactionNotCompleted, Error: "compaction did not report an end", At: t.pendingAt}
+		r = compactionReport{outcome: compactionNotCompleted, err: noEnd}
 		if take {
 			t.pending = false
 		}
 	}
 	if take {
-		t.report = CompactionReport{}
+		t.report = compactionReport{}
 	}
-	return r, r.Outcome != CompactionNone
+	return r, r.outcome != compactionNone
 }

@@ -19,40 +19,42 @@
 //
 //   - [Classify] turns a [Failure] (status, body, headers, Go error) into a
 //     [Classification]: a [Class], a [Reason], the id of the rule that
-//     decided, and any wait the server stated. The rules are data
-//     (rules.yaml, embedded); hosts layer their own with [LoadClassifier].
-//   - A [Retrier] (one per session) turns each turn's [Outcome] into a
-//     [Decision]: None, Retry, Compact, Continue, Nudge, Stop or Defer, with
-//     the delay and the lifecycle events the reference agent streams.
-//     [Conservative] and [Persistent] are the two presets.
-//   - A [CompactionTracker] pairs compaction starts and ends and holds the
-//     recovery latch: one overflow recovery per user turn. The Retrier and
-//     the Advisor of a session share it.
-//   - An [Advisor] (one per session) scans the transcript, newest first, and
-//     returns the short notes to append to the next outgoing request only.
+//     decided, and any wait or reset time the server stated. The rules are
+//     data (rules.yaml, embedded); hosts layer their own with
+//     [LoadClassifier].
+//   - A [Session] (one per conversation) is the front door: it turns each
+//     turn's [Outcome] into a [Decision] under a [Policy] (None, Retry,
+//     Compact, Continue, Nudge, Stop or Defer, with the delay, a [Cause] and
+//     the lifecycle events the reference agent streams), tracks compactions
+//     and command failures, and returns the short notes to append to the
+//     next outgoing request only. A failure is classified once: the notes
+//     use the verdict the Decision used. [Conservative] and [Persistent]
+//     are the two presets.
+//   - Package events holds the events' wire shapes.
 //
 // # Wiring it into a request loop
 //
-// Once per session:
+// Once per conversation:
 //
-//	r := erradvisor.NewRetrier(erradvisor.Conservative())
-//	a := erradvisor.NewAdvisor(erradvisor.AdvisorConfig{Tracker: r.Tracker()})
+//	s := erradvisor.NewSession(erradvisor.Conservative())
 //
-// On each new user message, call r.UserMessage() (it re-arms the recovery
-// latch and the continuation count). Then, for every request:
+// Then:
 //
-//  1. Build the request from the transcript and append
-//     a.Notes(now, provider, model, transcript) at the end of the message
-//     list (the prompt-cache prefix stays stable; nothing is persisted).
-//  2. Send it with the SDK's own retries off.
-//  3. Fill an Outcome from the result: the stop reason, usage, and for a
-//     failure Classify(Failure{...}) of the status, body, headers and error.
-//  4. d := r.Decide(outcome, now), stream d.Events(), and act on d.Action:
-//     Retry after Wait(ctx, d.Delay); Compact, reporting the compaction with
-//     a.CompactionStarted(d.Compaction, now) and a.CompactionEnded (whose
-//     WillRetry says whether to retry); Continue or Nudge by sending d.Text as a hidden user
-//     message; Stop and show d.Explain(); None or Defer: do nothing more.
+//  1. On each user message: s.UserMessage(now).
+//  2. Before each request: append s.Notes(now, target, transcript) after
+//     its last message (nothing is persisted; the prompt-cache prefix stays
+//     stable). The transcript is the host's, described as [Entry] values
+//     newest first (see [NewestFirst]).
+//  3. Send it with the SDK's own retries off.
+//  4. d := s.Decide(outcome, now), where the [Outcome] holds the stop
+//     reason, usage and content, or the [Failure]; keep d.Classification on
+//     the failed transcript entry; stream d.Events().
+//  5. Act on d.Action: Retry after [Wait](ctx, d.Delay); Compact, reporting
+//     it with s.CompactionStarted(d.Compaction, now) and s.CompactionEnded
+//     (whose WillRetry says whether to make the fresh attempt); Continue or
+//     Nudge by sending d.Text as a hidden user message; Stop and show
+//     d.Explain() (or branch on d.Cause); None or Defer: nothing more.
 //
 // Command failures the model cannot see (an extension command that threw)
-// go to a.CommandFailed, and surface once in the next request's notes.
+// go to s.CommandFailed, and surface once in the next request's notes.
 package erradvisor

@@ -7,27 +7,30 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/erradvisor/erradvisor/events"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // eventStream renders events the way a host streams them: one compact JSON
 // object per line, wrapped in an array so the file is JSON as a whole.
-func eventStream(t *testing.T, events []Event) []byte {
+func eventStream(t *testing.T, evs []events.Event) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString("[\n")
-	for i, e := range events {
+	for i, e := range evs {
 		line, err := json.Marshal(e)
 		if err != nil {
 			t.Fatalf("marshal %T: %v", e, err)
 		}
 		b.Write(line)
-		if i < len(events)-1 {
+		if i < len(evs)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
@@ -61,19 +64,24 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// retrierEvents runs the outcomes through a retrier and collects the events
+// sessionEvents runs the outcomes through a Session and collects the events
 // of its decisions, with a cancellation wherever the outcome is nil.
-func retrierEvents(p Policy, outcomes ...*Outcome) []Event {
-	r := NewRetrier(p)
-	var events []Event
+func sessionEvents(p Policy, outcomes ...*Outcome) []events.Event {
+	s := NewSession(p)
+	var evs []events.Event
 	for _, o := range outcomes {
 		if o == nil {
-			events = r.Cancel().AppendEvents(events)
+			evs = append(evs, s.Cancel(t0).Events()...)
 			continue
 		}
-		events = r.Decide(*o, t0).AppendEvents(events)
+		evs = append(evs, s.Decide(*o, t0).Events()...)
 	}
-	return events
+	return evs
+}
+
+func summarizing(o Outcome, k Summarizing) *Outcome {
+	o.Summarizing = k
+	return &o
 }
 
 func TestEventGolden(t *testing.T) {
@@ -82,43 +90,46 @@ func TestEventGolden(t *testing.T) {
 		TokensBefore: 150000, EstimatedTokensAfter: 32000,
 	}
 	noShrink := &CompactionResult{Summary: "…", FirstKeptEntryID: "def456", TokensBefore: 9000, EstimatedTokensAfter: 9000}
-	tracker := func(steps func(tr *CompactionTracker) []Event) []Event {
-		return steps(NewCompactionTracker())
+	compaction := func(steps func(s *Session) []events.Event) []events.Event {
+		return steps(NewSession(Conservative()))
 	}
 	o, ok, auth := overloaded, success, authFail
 	longWait := withRetryAfter(fail(Transient, ReasonRateLimit, "429 rate limited"), 3*time.Hour)
+	cut := fail(Transient, ReasonStream, "terminated")
 
 	tests := []struct {
 		name   string
-		events []Event
+		events []events.Event
 	}{
-		{"retry_success", retrierEvents(Conservative(), &o, &o, &ok)},
-		{"retry_exhausted", retrierEvents(Conservative(), &o, &o, &o, &o)},
-		{"retry_cancelled", retrierEvents(Conservative(), &o, nil)},
-		{"retry_stopped_by_permanent", retrierEvents(Conservative(), &o, &auth)},
-		{"retry_wait_too_long", retrierEvents(Persistent(), &o, &longWait)},
-		{"retry_unlimited", retrierEvents(Persistent(), &o, &o, &o, &o, &o, &o, &ok)},
-		{"compaction_overflow", tracker(func(tr *CompactionTracker) []Event {
-			return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(res, nil, t0)}
+		{"retry_success", sessionEvents(Conservative(), &o, &o, &ok)},
+		{"retry_exhausted", sessionEvents(Conservative(), &o, &o, &o, &o)},
+		{"retry_cancelled", sessionEvents(Conservative(), &o, nil)},
+		{"retry_stopped_by_permanent", sessionEvents(Conservative(), &o, &auth)},
+		{"retry_wait_too_long", sessionEvents(Persistent(), &o, &longWait)},
+		{"retry_unlimited", sessionEvents(Persistent(), &o, &o, &o, &o, &o, &o, &ok)},
+		{"compaction_overflow", compaction(func(s *Session) []events.Event {
+			return []events.Event{s.CompactionStarted(CompactionOverflow, t0), s.CompactionEnded(res, nil, t0)}
 		})},
-		{"compaction_aborted", tracker(func(tr *CompactionTracker) []Event {
-			return []Event{tr.Started(CompactionOverflow, t0), tr.Canceled(t0)}
+		{"compaction_aborted", compaction(func(s *Session) []events.Event {
+			return []events.Event{s.CompactionStarted(CompactionOverflow, t0), s.CompactionCanceled(t0)}
 		})},
-		{"compaction_failed", tracker(func(tr *CompactionTracker) []Event {
-			return []Event{tr.Started(CompactionThreshold, t0), tr.Ended(nil, errors.New("summarization request failed: 401"), t0)}
+		{"compaction_failed", compaction(func(s *Session) []events.Event {
+			return []events.Event{s.CompactionStarted(CompactionThreshold, t0), s.CompactionEnded(nil, errors.New("summarization request failed: 401"), t0)}
 		})},
-		{"compaction_no_shrink", tracker(func(tr *CompactionTracker) []Event {
-			return []Event{tr.Started(CompactionOverflow, t0), tr.Ended(noShrink, nil, t0)}
+		{"compaction_no_shrink", compaction(func(s *Session) []events.Event {
+			return []events.Event{s.CompactionStarted(CompactionOverflow, t0), s.CompactionEnded(noShrink, nil, t0)}
 		})},
-		{"compaction_manual", tracker(func(tr *CompactionTracker) []Event {
-			return []Event{tr.Started(CompactionManual, t0), tr.Ended(res, nil, t0)}
+		{"compaction_manual", compaction(func(s *Session) []events.Event {
+			return []events.Event{s.CompactionStarted(CompactionManual, t0), s.CompactionEnded(res, nil, t0)}
 		})},
-		{"summarization_retry", []Event{
-			SummarizationRetryScheduled{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "terminated"},
-			SummarizationRetryAttemptStart{Source: "compaction", Reason: CompactionThreshold},
-			SummarizationRetryAttemptStart{Source: "branchSummary"},
-			SummarizationRetryFinished{},
-		}},
+		{"summarization_retry", compaction(func(s *Session) []events.Event {
+			evs := []events.Event{s.CompactionStarted(CompactionThreshold, t0)}
+			evs = append(evs, s.Decide(*summarizing(cut, SummarizingCompaction), t0).Events()...)
+			evs = append(evs, s.Decide(*summarizing(success, SummarizingCompaction), t0).Events()...)
+			evs = append(evs, s.Decide(*summarizing(cut, SummarizingBranch), t0).Events()...)
+			evs = append(evs, s.Decide(*summarizing(success, SummarizingBranch), t0).Events()...)
+			return evs
+		})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,60 +138,41 @@ func TestEventGolden(t *testing.T) {
 	}
 }
 
-// TestEventShapes checks the events against the reference agent's documented
-// JSON, byte for byte.
-func TestEventShapes(t *testing.T) {
-	tests := []struct {
-		event Event
-		want  string
-	}{
-		{AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "529 overloaded"},
-			`{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"529 overloaded"}`},
-		{AutoRetryEnd{Success: true, Attempt: 2},
-			`{"type":"auto_retry_end","success":true,"attempt":2}`},
-		{AutoRetryEnd{Attempt: 3, FinalError: "529 overloaded"},
-			`{"type":"auto_retry_end","success":false,"attempt":3,"finalError":"529 overloaded"}`},
-		{SummarizationRetryScheduled{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "terminated"},
-			`{"type":"summarization_retry_scheduled","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"terminated"}`},
-		{SummarizationRetryAttemptStart{Source: "compaction", Reason: CompactionThreshold},
-			`{"type":"summarization_retry_attempt_start","source":"compaction","reason":"threshold"}`},
-		{SummarizationRetryAttemptStart{Source: "branchSummary"},
-			`{"type":"summarization_retry_attempt_start","source":"branchSummary"}`},
-		{SummarizationRetryFinished{}, `{"type":"summarization_retry_finished"}`},
-		{CompactionStart{Reason: CompactionOverflow}, `{"type":"compaction_start","reason":"overflow"}`},
-		{CompactionEnd{Reason: CompactionOverflow, Result: &CompactionResult{
-			Summary: "...", FirstKeptEntryID: "abc123", TokensBefore: 150000, EstimatedTokensAfter: 32000,
-		}, WillRetry: true},
-			`{"type":"compaction_end","reason":"overflow","result":{"summary":"...","firstKeptEntryId":"abc123",` +
-				`"tokensBefore":150000,"estimatedTokensAfter":32000},"aborted":false,"willRetry":true}`},
-		{CompactionEnd{Reason: CompactionOverflow, Aborted: true},
-			`{"type":"compaction_end","reason":"overflow","aborted":true,"willRetry":false}`},
+// TestDecisionEvents checks that events ride on the decisions they belong to.
+func TestDecisionEvents(t *testing.T) {
+	s := NewSession(Conservative())
+	d := s.Decide(overloaded, t0)
+	if _, end := retryEvents(d); end != nil {
+		t.Error("first retry carries an auto_retry_end")
 	}
-	for _, tt := range tests {
-		got, err := json.Marshal(tt.event)
-		if err != nil {
-			t.Fatalf("marshal %T: %v", tt.event, err)
-		}
-		if diff := cmp.Diff(tt.want, string(got)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.event.EventType(), diff)
-		}
+	if got := d.Events(); len(got) != 1 || got[0].EventType() != events.TypeAutoRetryStart {
+		t.Errorf("first retry events: %v", got)
+	}
+	if got := s.Decide(success, t0).Events(); len(got) != 1 || got[0].EventType() != events.TypeAutoRetryEnd {
+		t.Errorf("success events: %v", got)
+	}
+	if got := s.Decide(success, t0).Events(); got != nil {
+		t.Errorf("plain success has events: %v", got)
 	}
 }
 
-// TestDecisionEvents checks that events ride on the decisions they belong to.
-func TestDecisionEvents(t *testing.T) {
-	r := NewRetrier(Conservative())
-	d := r.Decide(overloaded, t0)
-	if _, ok := d.RetryEnd(); ok {
-		t.Error("first retry carries an auto_retry_end")
+// TestEventsRedactSecrets plants a key in a failure's text and checks that
+// no event carries it.
+func TestEventsRedactSecrets(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+	o := fail(Transient, ReasonServer, "500 upstream rejected key "+key)
+	s := NewSession(Conservative())
+	var evs []events.Event
+	for range 4 {
+		evs = append(evs, s.Decide(o, t0).Events()...)
 	}
-	if got := d.Events(); len(got) != 1 || got[0].EventType() != EventAutoRetryStart {
-		t.Errorf("first retry events: %v", got)
+	evs = append(evs, s.CompactionStarted(CompactionThreshold, t0),
+		s.CompactionEnded(nil, errors.New("summarizer said: invalid key "+key), t0))
+	data, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := r.Decide(success, t0).Events(); len(got) != 1 || got[0].EventType() != EventAutoRetryEnd {
-		t.Errorf("success events: %v", got)
-	}
-	if got := r.Decide(success, t0).Events(); got != nil {
-		t.Errorf("plain success has events: %v", got)
+	if strings.Contains(string(data), "abcdefghijklmnop") {
+		t.Errorf("a secret reached the events: %s", data)
 	}
 }

@@ -3,6 +3,7 @@ package erradvisor
 import (
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -69,8 +70,11 @@ type Note struct {
 	// Priority is Kind.Priority(): larger is more important.
 	Priority int
 	// Text is the note, a single line of at most NoteCharLimit characters.
-	// Any provider or command text in it is quoted as data by Frame.
+	// Any provider or command text in it is redacted and quoted as data.
 	Text string
+	// Class is, for a ProviderErrorNote, the class of the failure it
+	// reports: the verdict of the Session's Decision on that failure.
+	Class Class
 }
 
 // LogValue implements slog.LogValuer. It logs the kind and priority but not
@@ -432,13 +436,13 @@ const (
 const modelQuoteLimit = 64
 
 // compactionNote renders the note for an overflow-recovery outcome.
-func compactionNote(r CompactionReport) Note {
+func compactionNote(r compactionReport) Note {
 	var nb noteBuilder
 	nb.text(notePrefix)
-	switch r.Outcome {
-	case CompactionCompacted:
+	switch r.outcome {
+	case compactionCompacted:
 		nb.text("The conversation exceeded the model's context window and was compacted into a summary")
-		if res := r.Result; res != nil && res.TokensBefore > 0 && res.EstimatedTokensAfter > 0 {
+		if res := r.result; res.TokensBefore > 0 && res.EstimatedTokensAfter > 0 {
 			nb.text(" (about ")
 			nb.b = strconv.AppendInt(nb.b, int64(res.TokensBefore), 10)
 			nb.text(" tokens down to about ")
@@ -449,9 +453,9 @@ func compactionNote(r CompactionReport) Note {
 	default:
 		const tail = " The context may still be too large: give the shortest useful answer, and mention that compacting the conversation or a model with a larger context window would help."
 		nb.text("The conversation exceeded the model's context window, and compacting it did not complete.")
-		if r.Error != "" {
+		if r.err != "" {
 			nb.text(compactionLead)
-			nb.quote(r.Error, 120, utf8.RuneCountInString(tail)+1)
+			nb.quote(r.err, 120, utf8.RuneCountInString(tail)+1)
 			nb.text(".")
 		}
 		nb.text(tail)
@@ -459,11 +463,12 @@ func compactionNote(r CompactionReport) Note {
 	return nb.note(CompactionNote)
 }
 
-// providerNote renders the note for the trailing failed request e, whose
-// classification is c; switched means the next request goes to another
-// model or provider, which softens an overflow note. It reports false for a
-// failure that calls for silence.
-func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note, bool) {
+// providerNote renders the note for the newest failed request, whose text
+// is msg and whose verdict is c; model is the model it went to, retried the
+// number of automatic retries made for it (-1: not known), and switched means the next
+// request goes to another model or provider, which softens an overflow note.
+// It reports false for a failure that calls for silence.
+func providerNote(model, msg string, c Classification, retried int, switched bool, now time.Time) (Note, bool) {
 	if c.Class == Canceled {
 		return Note{}, false
 	}
@@ -472,13 +477,20 @@ func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note
 	var tail string
 	switch c.Class {
 	case Transient:
-		nb.text("The previous request failed with a provider error, and automatic retries did not succeed.")
+		switch {
+		case retried > 0:
+			nb.text("The previous request failed with a provider error, and automatic retries did not succeed.")
+		case retried == 0:
+			nb.text("The previous request failed with a provider error and was not retried automatically.")
+		default:
+			nb.text("The previous request failed with a provider error.")
+		}
 		tail = " Errors of this kind are usually transient and not caused by the content of the request."
 	case Overflow:
 		if switched {
-			if e.Model != "" {
+			if model != "" {
 				nb.text("An earlier request to the model ")
-				nb.quote(e.Model, modelQuoteLimit, 0)
+				nb.quote(model, modelQuoteLimit, 0)
 			} else {
 				nb.text("An earlier request to another provider")
 			}
@@ -488,24 +500,27 @@ func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note
 			tail = " The context budget is limited; compacting the conversation or a model with a larger context window would help."
 		}
 	case Quota, Billing:
-		if c.Class == Billing {
+		switch {
+		case c.Class == Billing && statusOnly(c):
+			nb.text("The previous request was refused with a payment-required status")
+		case c.Class == Billing:
 			nb.text("The previous request was refused because the account's balance or credits are used up")
-		} else {
+		default:
 			nb.text("The previous request was refused because a usage limit or quota was reached")
 		}
-		if r, ok := knownReason(c.Reason); ok {
+		if r, ok := knownReason(c.Reason); ok && !statusOnly(c) {
 			nb.text(" (reason: ")
 			nb.text(r)
 			nb.text(")")
 		}
 		nb.text(". Retrying will not clear it")
-		if c.Class == Billing {
+		if c.Class == Billing && !statusOnly(c) {
 			nb.text(" until the balance is topped up")
 		}
 		nb.text(".")
 		if !c.ResetAt.IsZero() && c.ResetAt.After(now) {
 			nb.text(" The limit resets at ")
-			nb.b = c.ResetAt.UTC().AppendFormat(nb.b, "2006-01-02 15:04 UTC")
+			nb.b = appendResetTime(nb.b, c.ResetAt, now)
 			nb.text(".")
 		}
 	case Unknown:
@@ -520,15 +535,48 @@ func providerNote(e Entry, c Classification, switched bool, now time.Time) (Note
 		nb.text(").")
 	}
 	tailLen := utf8.RuneCountInString(tail)
-	if e.ErrorMessage == "" {
+	if msg == "" {
 		nb.text(" The provider gave no error text.")
 	} else {
 		nb.text(providerLead)
-		nb.quote(e.ErrorMessage, QuoteCharLimit, tailLen+1)
+		nb.quote(msg, QuoteCharLimit, tailLen+1)
 		nb.text(".")
 	}
 	nb.text(tail)
-	return nb.note(ProviderErrorNote), true
+	n := nb.note(ProviderErrorNote)
+	n.Class = c.Class
+	return n, true
+}
+
+// statusOnly reports a verdict read from the HTTP status alone, which says
+// nothing about the cause in words.
+func statusOnly(c Classification) bool { return strings.HasPrefix(c.Rule, "status.") }
+
+// appendResetTime writes a reset moment in words: "15:00 UTC (in about 3
+// hours)", with the date when it is not within a day of now.
+func appendResetTime(b []byte, at, now time.Time) []byte {
+	u := at.UTC()
+	left := u.Sub(now)
+	if left < 24*time.Hour {
+		b = u.AppendFormat(b, "15:04 UTC")
+	} else {
+		b = u.AppendFormat(b, "2006-01-02 15:04 UTC")
+	}
+	b = append(b, " (in about "...)
+	switch {
+	case left < 90*time.Second:
+		b = append(b, "a minute"...)
+	case left < 90*time.Minute:
+		b = strconv.AppendInt(b, int64((left+30*time.Second)/time.Minute), 10)
+		b = append(b, " minutes"...)
+	case left < 36*time.Hour:
+		b = strconv.AppendInt(b, int64((left+30*time.Minute)/time.Hour), 10)
+		b = append(b, " hours"...)
+	default:
+		b = strconv.AppendInt(b, int64((left+12*time.Hour)/(24*time.Hour)), 10)
+		b = append(b, " days"...)
+	}
+	return append(b, ')')
 }
 
 // knownReason returns r as text when it is a declared, non-empty reason:

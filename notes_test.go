@@ -195,12 +195,16 @@ func templateCases() []struct {
 	name string
 	note Note
 } {
+	var pnr func(e Entry, c Classification, retried int, switched bool) Note
 	failed := func(msg string) Entry {
 		return Entry{Kind: EntryAssistant, StopReason: StopError, ErrorMessage: msg,
 			Provider: "anthropic", Model: "claude-sonnet-4", Time: goldenTime}
 	}
 	pn := func(e Entry, c Classification, switched bool) Note {
-		n, ok := providerNote(e, c, switched, goldenTime)
+		return pnr(e, c, 0, switched)
+	}
+	pnr = func(e Entry, c Classification, retried int, switched bool) Note {
+		n, ok := providerNote(e.Model, e.ErrorMessage, c, retried, switched, goldenTime)
 		if !ok {
 			return Note{}
 		}
@@ -210,14 +214,16 @@ func templateCases() []struct {
 		name string
 		note Note
 	}{
-		{"compaction_compacted", compactionNote(CompactionReport{Outcome: CompactionCompacted})},
-		{"compaction_compacted_tokens", compactionNote(CompactionReport{Outcome: CompactionCompacted,
-			Result: &CompactionResult{Summary: "s", TokensBefore: 150000, EstimatedTokensAfter: 32000}})},
-		{"compaction_not_completed", compactionNote(CompactionReport{Outcome: CompactionNotCompleted})},
-		{"compaction_not_completed_error", compactionNote(CompactionReport{Outcome: CompactionNotCompleted,
-			Error: "summarization failed: 401 invalid x-api-key"})},
-		{"provider_transient", pn(failed(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
-			Classification{Class: Transient, Reason: ReasonOverloaded}, false)},
+		{"compaction_compacted", compactionNote(compactionReport{outcome: compactionCompacted})},
+		{"compaction_compacted_tokens", compactionNote(compactionReport{outcome: compactionCompacted,
+			result: CompactionResult{Summary: "s", TokensBefore: 150000, EstimatedTokensAfter: 32000}})},
+		{"compaction_not_completed", compactionNote(compactionReport{outcome: compactionNotCompleted})},
+		{"compaction_not_completed_error", compactionNote(compactionReport{outcome: compactionNotCompleted,
+			err: "summarization failed: 401 invalid x-api-key"})},
+		{"provider_transient", pnr(failed(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+			Classification{Class: Transient, Reason: ReasonOverloaded}, 3, false)},
+		{"provider_transient_not_retried", pn(failed(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+			Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "anthropic.overloaded"}, false)},
 		{"provider_permanent", pn(failed("401 invalid x-api-key"),
 			Classification{Class: Permanent, Reason: ReasonAuth}, false)},
 		{"provider_unknown", pn(failed("something odd happened"), Classification{}, false)},
@@ -228,6 +234,10 @@ func templateCases() []struct {
 			Classification{Class: Quota, Reason: ReasonUsageLimit, ResetAt: time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)}, false)},
 		{"provider_billing", pn(failed("402 Insufficient Balance"),
 			Classification{Class: Billing, Reason: ReasonCredits}, false)},
+		{"provider_billing_status_only", pn(failed("Payment Required: membership verification pending"),
+			Classification{Class: Billing, Reason: ReasonCredits, Rule: "status.402"}, false)},
+		{"provider_quota_reset_days", pn(failed("You have reached your weekly limit. It resets on Monday."),
+			Classification{Class: Quota, Reason: ReasonUsageLimit, ResetAt: time.Date(2026, 3, 16, 0, 0, 0, 0, time.UTC)}, false)},
 		{"provider_overflow", pn(failed("prompt is too long: 213462 tokens > 200000 maximum"),
 			Classification{Class: Overflow, Reason: ReasonContextWindow}, false)},
 		{"provider_overflow_switched", pn(failed("prompt is too long: 213462 tokens > 200000 maximum"),
@@ -297,12 +307,12 @@ func TestNotesStayWithinLimitWithLongText(t *testing.T) {
 	long := strings.Repeat("x`` ", 500)
 	e := Entry{Kind: EntryAssistant, StopReason: StopError, ErrorMessage: long, Model: strings.Repeat("m", 500)}
 	notes := []Note{
-		compactionNote(CompactionReport{Outcome: CompactionNotCompleted, Error: long}),
+		compactionNote(compactionReport{outcome: compactionNotCompleted, err: long}),
 		commandNote(long, long),
 	}
 	for _, c := range []Class{Transient, Overflow, Quota, Billing, Permanent, Unknown} {
 		for _, sw := range []bool{false, true} {
-			n, ok := providerNote(e, Classification{Class: c, Reason: "r", ResetAt: goldenTime.Add(time.Hour)}, sw, goldenTime)
+			n, ok := providerNote(e.Model, e.ErrorMessage, Classification{Class: c, Reason: "r", ResetAt: goldenTime.Add(time.Hour)}, 1, sw, goldenTime)
 			if !ok {
 				t.Fatalf("class %v gave no note", c)
 			}
@@ -318,7 +328,7 @@ func TestNotesStayWithinLimitWithLongText(t *testing.T) {
 }
 
 func TestProviderNoteSilentOnCancel(t *testing.T) {
-	_, ok := providerNote(Entry{ErrorMessage: "Request was aborted"}, Classification{Class: Canceled, Reason: ReasonAborted}, false, goldenTime)
+	_, ok := providerNote("", "Request was aborted", Classification{Class: Canceled, Reason: ReasonAborted}, 0, false, goldenTime)
 	if ok {
 		t.Error("a cancelled request gave a note")
 	}

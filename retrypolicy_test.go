@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/erradvisor/erradvisor/events"
 )
 
 var t0 = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
@@ -22,7 +24,7 @@ func fail(class Class, reason Reason, msg string) Outcome {
 	return Outcome{
 		Stop:           StopError,
 		Classification: Classification{Class: class, Reason: reason},
-		Message:        msg,
+		Failure:        Failure{Message: msg},
 	}
 }
 
@@ -35,13 +37,13 @@ var (
 	quotaFail  = fail(Quota, ReasonUsageLimit, "You've hit your limit")
 	canceled   = fail(Canceled, ReasonAborted, "Request was aborted")
 	aborted    = Outcome{Stop: StopAborted}
-	success    = Outcome{Stop: StopEndTurn, HasText: true}
-	toolUse    = Outcome{Stop: StopToolUse, HasToolCalls: true}
-	thinking   = Outcome{Stop: StopEndTurn, HasThinking: true}
-	silent     = Outcome{Stop: StopEndTurn}
+	success    = Outcome{Stop: StopEndTurn, Content: ContentText}
+	toolUse    = Outcome{Stop: StopToolUse, Content: ContentToolCalls}
+	thinking   = Outcome{Stop: StopEndTurn, Content: ContentThinking}
+	silent     = Outcome{Stop: StopEndTurn, Content: ContentNone}
 )
 
-func withStatus(o Outcome, status int) Outcome { o.Status = status; return o }
+func withStatus(o Outcome, status int) Outcome { o.Failure.Status = status; return o }
 
 func withRetryAfter(o Outcome, d time.Duration) Outcome {
 	o.Classification.RetryAfter = d
@@ -49,7 +51,7 @@ func withRetryAfter(o Outcome, d time.Duration) Outcome {
 }
 
 func lengthStop(used, window, output, maxOutput int) Outcome {
-	return Outcome{Stop: StopLength, HasText: true, Usage: TokenUsage{
+	return Outcome{Stop: StopLength, Content: ContentText, Usage: TokenUsage{
 		Input: used - output, Output: output, ContextWindow: window, MaxOutput: maxOutput,
 	}}
 }
@@ -77,45 +79,62 @@ type got struct {
 	Max     int
 	Text    string
 	Why     string
-	Events  []Event
+	Events  []events.Event
 }
 
 func observe(d Decision) got {
 	return got{d.Action, d.Delay, d.Attempt, d.Max, d.Text, d.Explain(), d.Events()}
 }
 
-func run(r *Retrier, steps []step) []got {
+// run feeds steps to s and observes every decision; a user message is
+// observed only when it closes a streak.
+func run(s *Session, steps []step) []got {
 	var out []got
-	for _, s := range steps {
+	for _, st := range steps {
 		switch {
-		case s.user:
-			r.UserMessage()
-		case s.cancel:
-			out = append(out, observe(r.Cancel()))
+		case st.user:
+			if d := s.UserMessage(t0); d.Events() != nil {
+				out = append(out, observe(d))
+			}
+		case st.cancel:
+			out = append(out, observe(s.Cancel(t0)))
 		default:
-			out = append(out, observe(r.Decide(s.o, t0)))
+			out = append(out, observe(s.Decide(st.o, t0)))
 		}
 	}
 	return out
 }
 
-func start(attempt, maxAttempts int, delay time.Duration, msg string) Event {
-	return AutoRetryStart{Attempt: attempt, MaxAttempts: maxAttempts, DelayMs: delay.Milliseconds(), ErrorMessage: msg}
+// retryEvents returns the auto_retry_start and auto_retry_end of d, or nil.
+func retryEvents(d Decision) (start *events.AutoRetryStart, end *events.AutoRetryEnd) {
+	for _, e := range d.Events() {
+		switch e := e.(type) {
+		case events.AutoRetryStart:
+			start = &e
+		case events.AutoRetryEnd:
+			end = &e
+		}
+	}
+	return start, end
 }
 
-func endOK(attempt int) Event { return AutoRetryEnd{Success: true, Attempt: attempt} }
-
-func endFail(attempt int, msg string) Event {
-	return AutoRetryEnd{Attempt: attempt, FinalError: msg}
+func start(attempt, maxAttempts int, delay time.Duration, msg string) events.Event {
+	return events.AutoRetryStart{Attempt: attempt, MaxAttempts: maxAttempts, DelayMs: delay.Milliseconds(), ErrorMessage: msg}
 }
 
-func evs(e ...Event) []Event { return e }
+func endOK(attempt int) events.Event { return events.AutoRetryEnd{Success: true, Attempt: attempt} }
+
+func endFail(attempt int, msg string) events.Event {
+	return events.AutoRetryEnd{Attempt: attempt, FinalError: msg}
+}
+
+func evs(e ...events.Event) []events.Event { return e }
 
 func TestConservative(t *testing.T) {
 	reset := quotaFail
-	reset.Status = 429
+	reset.Failure.Status = 429
 	reset.Classification.ResetAt = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
-	om := overloaded.Message
+	om := overloaded.Failure.Message
 
 	tests := []struct {
 		name  string
@@ -207,7 +226,7 @@ func TestConservative(t *testing.T) {
 		steps: []step{turn(overloaded), turn(authFail)},
 		want: []got{
 			{Retry, 2 * time.Second, 1, 3, "", "overloaded: retry 1 of 3 in 2s", evs(start(1, 3, 2*time.Second, om))},
-			{Stop, 0, 0, 0, "", "permanent: auth, not retried", evs(endFail(1, authFail.Message))},
+			{Stop, 0, 0, 0, "", "permanent: auth, not retried", evs(endFail(1, authFail.Failure.Message))},
 		},
 	}, {
 		name: "retry-after is a floor",
@@ -222,7 +241,7 @@ func TestConservative(t *testing.T) {
 	}, {
 		name:  "retry-after above the ceiling stops",
 		steps: []step{turn(withRetryAfter(overloaded, 3*time.Hour))},
-		want:  []got{{Stop, 0, 0, 0, "", "server asked to wait 3h, above the 60s ceiling", nil}},
+		want:  []got{{Stop, 0, 0, 0, "", "server asked to wait 3h, above the 60s ceiling (transient: overloaded)", nil}},
 	}, {
 		name: "early length stop recovers once",
 		steps: []step{
@@ -247,7 +266,7 @@ func TestConservative(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRetrier(Conservative())
+			r := NewSession(Conservative())
 			if diff := cmp.Diff(tt.want, run(r, tt.steps)); diff != "" {
 				t.Errorf("decisions (-want +got):\n%s", diff)
 			}
@@ -256,7 +275,7 @@ func TestConservative(t *testing.T) {
 }
 
 func TestPersistent(t *testing.T) {
-	om := overloaded.Message
+	om := overloaded.Failure.Message
 	retryAll := Persistent()
 	retryAll.RetryStatuses = []int{400, 413}
 	bodyless := withStatus(fail(Unknown, "", "400 status code (no body)"), 400)
@@ -289,8 +308,8 @@ func TestPersistent(t *testing.T) {
 		policy: Persistent(),
 		steps:  []step{turn(billing), turn(unknownErr)},
 		want: []got{
-			{Retry, 2 * time.Second, 1, 0, "", "credits: retry 1 in 2s", evs(start(1, 0, 2*time.Second, billing.Message))},
-			{Retry, 4 * time.Second, 2, 0, "", "unknown: retry 2 in 4s", evs(start(2, 0, 4*time.Second, unknownErr.Message))},
+			{Retry, 2 * time.Second, 1, 0, "", "credits: retry 1 in 2s", evs(start(1, 0, 2*time.Second, billing.Failure.Message))},
+			{Retry, 4 * time.Second, 2, 0, "", "unknown: retry 2 in 4s", evs(start(2, 0, 4*time.Second, unknownErr.Failure.Message))},
 		},
 	}, {
 		name:   "permanent, quota and canceled are not retried",
@@ -315,18 +334,18 @@ func TestPersistent(t *testing.T) {
 		steps:  []step{turn(tooLarge), turn(bodyless)},
 		want: []got{
 			{Compact, 0, 0, 0, "", "context overflow: compact, then one fresh attempt", nil},
-			{Retry, 2 * time.Second, 1, 0, "", "unknown: retry 1 in 2s", evs(start(1, 0, 2*time.Second, bodyless.Message))},
+			{Retry, 2 * time.Second, 1, 0, "", "server: retry 1 in 2s", evs(start(1, 0, 2*time.Second, bodyless.Failure.Message))},
 		},
 	}, {
 		name:   "400 and 413 are retried without compaction with the knob",
 		policy: retryAll,
 		steps:  []step{turn(tooLarge), turn(tooLarge), turn(withStatus(overflow, 400)), turn(overflow)},
 		want: []got{
-			{Retry, 2 * time.Second, 1, 0, "", "context_window: retry 1 in 2s", evs(start(1, 0, 2*time.Second, tooLarge.Message))},
-			{Retry, 4 * time.Second, 2, 0, "", "context_window: retry 2 in 4s", evs(start(2, 0, 4*time.Second, tooLarge.Message))},
-			{Retry, 8 * time.Second, 3, 0, "", "context_window: retry 3 in 8s", evs(start(3, 0, 8*time.Second, overflow.Message))},
+			{Retry, 2 * time.Second, 1, 0, "", "context_window: retry 1 in 2s", evs(start(1, 0, 2*time.Second, tooLarge.Failure.Message))},
+			{Retry, 4 * time.Second, 2, 0, "", "context_window: retry 2 in 4s", evs(start(2, 0, 4*time.Second, tooLarge.Failure.Message))},
+			{Retry, 8 * time.Second, 3, 0, "", "context_window: retry 3 in 8s", evs(start(3, 0, 8*time.Second, overflow.Failure.Message))},
 			// Without a listed status, an overflow still compacts.
-			{Compact, 0, 0, 0, "", "context overflow: compact, then one fresh attempt", evs(endFail(3, overflow.Message))},
+			{Compact, 0, 0, 0, "", "context overflow: compact, then one fresh attempt", evs(endFail(3, overflow.Failure.Message))},
 		},
 	}, {
 		name:   "length stops continue while context remains",
@@ -354,7 +373,7 @@ func TestPersistent(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRetrier(tt.policy)
+			r := NewSession(tt.policy)
 			if diff := cmp.Diff(tt.want, run(r, tt.steps)); diff != "" {
 				t.Errorf("decisions (-want +got):\n%s", diff)
 			}
@@ -373,7 +392,7 @@ func TestContinuationKnobs(t *testing.T) {
 		DeferPatterns:          []string{"WebSocket error", "fetch failed"},
 	}
 	noGuard := knobs
-	noGuard.MinRemainingTokens = 0
+	noGuard.MinRemainingTokens = -1 // negative turns the guard off
 	noGuard.MaxContinuations = Unlimited
 	defaultCap := knobs
 	defaultCap.MaxContinuations = 0
@@ -441,7 +460,7 @@ func TestContinuationKnobs(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRetrier(tt.policy)
+			r := NewSession(tt.policy)
 			if diff := cmp.Diff(tt.want, run(r, tt.steps)); diff != "" {
 				t.Errorf("decisions (-want +got):\n%s", diff)
 			}
@@ -450,7 +469,7 @@ func TestContinuationKnobs(t *testing.T) {
 }
 
 func TestZeroPolicy(t *testing.T) {
-	r := NewRetrier(Policy{})
+	r := NewSession(Policy{})
 	steps := []step{
 		turn(overloaded), turn(overflow), turn(quotaFail), turn(billing), turn(authFail),
 		turn(unknownErr), turn(canceled), turn(aborted), turn(success),
@@ -469,35 +488,28 @@ func TestZeroPolicy(t *testing.T) {
 	}
 }
 
-func TestSharedTracker(t *testing.T) {
-	tr := NewCompactionTracker()
-	r := NewRetrier(Conservative(), WithTracker(tr))
-	if r.Tracker() != tr {
-		t.Fatal("Tracker does not return the shared tracker")
-	}
+func TestRecoveryLatch(t *testing.T) {
+	s := NewSession(Conservative())
 	// A compaction the host started for an overflow spends the recovery.
-	tr.Started(CompactionOverflow, t0)
-	if d := r.Decide(overflow, t0); d.Action != Stop {
-		t.Errorf("overflow after a recovery compaction: got %v, want stop", d.Action)
+	s.CompactionStarted(CompactionOverflow, t0)
+	if d := s.Decide(overflow, t0); d.Action != Stop || d.Cause != CauseRecoverySpent {
+		t.Errorf("overflow after a recovery compaction: got %v (%v), want stop", d.Action, d.Cause)
 	}
-	r.UserMessage()
-	if tr.RecoveryClaimed() {
-		t.Error("UserMessage did not re-arm the tracker")
-	}
-	if d := r.Decide(overflow, t0); d.Action != Compact || !tr.RecoveryClaimed() {
-		t.Errorf("overflow after a user message: got %v (claimed %v), want compact", d.Action, tr.RecoveryClaimed())
+	s.UserMessage(t0)
+	if d := s.Decide(overflow, t0); d.Action != Compact || d.Cause != CauseOverflow {
+		t.Errorf("overflow after a user message: got %v (%v), want compact", d.Action, d.Cause)
 	}
 }
 
 func TestJitterSource(t *testing.T) {
 	p := Conservative()
 	p.Jitter = JitterProportional
-	r := NewRetrier(p, WithRand(func() float64 { return 0.5 }))
+	r := NewSession(p, WithRand(func() float64 { return 0.5 }))
 	d := r.Decide(overloaded, t0)
 	if want := 1750 * time.Millisecond; d.Delay != want {
 		t.Errorf("delay with rnd 0.5: got %v, want %v", d.Delay, want)
 	}
-	if ev, ok := d.RetryStart(); !ok || ev.DelayMs != 1750 {
+	if ev, _ := retryEvents(d); ev == nil || ev.DelayMs != 1750 {
 		t.Errorf("event delay: got %+v", ev)
 	}
 }
@@ -509,7 +521,7 @@ func TestBackoff(t *testing.T) {
 	full := pi
 	full.Jitter = JitterFull
 	sdk := Policy{BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second, Jitter: JitterProportional}
-	uncapped := Policy{BaseDelay: time.Second}
+	uncapped := Policy{BaseDelay: time.Second, MaxDelay: Unlimited}
 	tests := []struct {
 		name    string
 		p       Policy
@@ -535,8 +547,10 @@ func TestBackoff(t *testing.T) {
 		{"sdk schedule", sdk, 5, 0, 8 * time.Second},
 		{"sdk schedule jitter", sdk, 2, 1, 750*time.Millisecond + 1}, // rnd 1 is clamped below 1
 		{"uncapped huge attempt", uncapped, 1_000_000_000, 0, math.MaxInt64},
-		{"uncapped full jitter", Policy{BaseDelay: time.Second, Jitter: JitterFull}, 200, 0.5, 1 << 62},
-		{"zero base", Policy{MaxDelay: time.Second}, 3, 0, 0},
+		{"uncapped full jitter", Policy{BaseDelay: time.Second, MaxDelay: Unlimited, Jitter: JitterFull}, 200, 0.5, 1 << 62},
+		{"zero base means the default", Policy{MaxDelay: time.Minute}, 3, 0, 8 * time.Second},
+		{"negative base", Policy{BaseDelay: -time.Second}, 3, 0, 0},
+		{"zero policy", Policy{}, 7, 0, 60 * time.Second},
 		{"base above cap", Policy{BaseDelay: time.Minute, MaxDelay: time.Second}, 1, 0, time.Second},
 		{"multiplier 1", Policy{BaseDelay: time.Second, Multiplier: 1, MaxDelay: time.Minute}, 40, 0, time.Second},
 		{"multiplier 3", Policy{BaseDelay: time.Second, Multiplier: 3, MaxDelay: time.Minute}, 3, 0, 9 * time.Second},
@@ -606,11 +620,15 @@ func FuzzBackoff(f *testing.F) {
 // invariants every policy must keep.
 func checkSequence(t *testing.T, p Policy, outcomes []Outcome, users []bool) {
 	t.Helper()
-	r := NewRetrier(p, WithRand(func() float64 { return 0.3 }))
+	r := NewSession(p, WithRand(func() float64 { return 0.3 }))
 	streak := 0
 	for i, o := range outcomes {
 		if users[i] {
-			r.UserMessage()
+			d := r.UserMessage(t0)
+			if _, end := retryEvents(d); (end != nil) != (streak > 0) {
+				t.Fatalf("step %d: user message after a streak of %d: end event %+v", i, streak, end)
+			}
+			streak = 0
 		}
 		d := r.Decide(o, t0)
 		if d.Explain() == "" {
@@ -619,7 +637,8 @@ func checkSequence(t *testing.T, p Policy, outcomes []Outcome, users []bool) {
 		if _, err := json.Marshal(d.Events()); err != nil {
 			t.Fatalf("step %d: events do not marshal: %v", i, err)
 		}
-		end, hasEnd := d.RetryEnd()
+		st, end := retryEvents(d)
+		hasEnd := end != nil
 		if hasEnd && (end.Attempt != streak || streak == 0) {
 			t.Fatalf("step %d: auto_retry_end attempt %d after a streak of %d", i, end.Attempt, streak)
 		}
@@ -653,8 +672,7 @@ func checkSequence(t *testing.T, p Policy, outcomes []Outcome, users []bool) {
 		if p.MaxRetries >= 0 && streak > p.MaxRetries {
 			t.Fatalf("step %d: retry %d exceeds the policy's %d", i, streak, p.MaxRetries)
 		}
-		st, ok := d.RetryStart()
-		if !ok || st.Attempt != streak || d.Attempt != streak {
+		if st == nil || st.Attempt != streak || d.Attempt != streak {
 			t.Fatalf("step %d: retry attempt %d (event %+v), want %d", i, d.Attempt, st, streak)
 		}
 		if d.Delay < 0 || d.Delay > max(p.MaxDelay, p.MaxRetryAfter) {
@@ -675,16 +693,16 @@ func outcomeFrom(a, b byte) Outcome {
 	o := Outcome{
 		Stop:           StopReason(a % 5),
 		Classification: classes[int(a/5)%len(classes)],
-		HasText:        b&1 != 0, HasToolCalls: b&2 != 0, HasThinking: b&4 != 0,
-		After:  Preceding(b >> 3 % 4),
-		Status: []int{0, 400, 413, 429, 500}[int(b>>5)%5],
-		Usage:  TokenUsage{Input: int(b) * 1000, Output: int(a) * 100, ContextWindow: 200000, MaxOutput: 16000},
+		Content:        Content(b & 15),
+		After:          Preceding(b >> 3 % 4),
+		Failure:        Failure{Status: []int{0, 400, 413, 429, 500}[int(b>>5)%5]},
+		Usage:          TokenUsage{Input: int(b) * 1000, Output: int(a) * 100, ContextWindow: 200000, MaxOutput: 16000},
 	}
 	if o.Stop != StopError {
 		o.Classification = Classification{}
 	}
 	if b&0x80 != 0 {
-		o.Message = "fetch failed"
+		o.Failure.Message = "fetch failed"
 	}
 	return o
 }
@@ -754,7 +772,7 @@ func FuzzDeferPatterns(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg, pattern string) {
 		p := Persistent()
 		p.DeferPatterns = []string{pattern}
-		d := NewRetrier(p).Decide(fail(Transient, ReasonNetwork, msg), t0)
+		d := NewSession(p).Decide(fail(Transient, ReasonNetwork, msg), t0)
 		if d.Action != Defer && d.Action != Retry {
 			t.Fatalf("transient failure decided %v", d.Action)
 		}
@@ -820,7 +838,7 @@ func TestStrings(t *testing.T) {
 	for a := None; a <= Defer+1; a++ {
 		got = append(got, a.String())
 	}
-	for s := StopEndTurn; s <= StopAborted+1; s++ {
+	for s := StopEndTurn; s <= StopUnknown+1; s++ {
 		got = append(got, s.String())
 	}
 	for j := JitterNone; j <= JitterFull+1; j++ {
@@ -828,7 +846,7 @@ func TestStrings(t *testing.T) {
 	}
 	want := []string{
 		"none", "retry", "compact", "continue", "nudge", "stop", "defer", "action(7)",
-		"stop", "length", "toolUse", "error", "aborted", "stopReason(5)",
+		"stop", "length", "toolUse", "error", "aborted", "refused", "paused", "contextWindow", "unknown", "stopReason(9)",
 		"none", "proportional", "full", "jitter(3)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -852,7 +870,7 @@ func TestExplainDurations(t *testing.T) {
 	}
 	far := quotaFail
 	far.Classification.ResetAt = time.Date(2026, 3, 9, 8, 30, 0, 0, time.UTC)
-	if got, want := NewRetrier(Conservative()).Decide(far, t0).Explain(), "quota: usage_limit, resets at 2026-03-09 08:30 UTC"; got != want {
+	if got, want := NewSession(Conservative()).Decide(far, t0).Explain(), "quota: usage_limit, resets at 2026-03-09 08:30 UTC"; got != want {
 		t.Errorf("far reset: got %q, want %q", got, want)
 	}
 }
@@ -867,11 +885,11 @@ func TestDecisionLogValue(t *testing.T) {
 			return a
 		},
 	}))
-	r := NewRetrier(Conservative())
+	r := NewSession(Conservative())
 	o := overloaded
 	o.Classification.Rule = "anthropic.overloaded"
 	log.Info("decided", "decision", r.Decide(o, t0))
-	want := `{"level":"INFO","msg":"decided","decision":{"action":"retry","delay":2000000000,"attempt":1,"max":3,` +
+	want := `{"level":"INFO","msg":"decided","decision":{"action":"retry","cause":"retryable","delay":2000000000,"attempt":1,"max":3,` +
 		`"classification":{"class":"transient","reason":"overloaded","rule":"anthropic.overloaded"},"why":"overloaded: retry 1 of 3 in 2s"}}` + "\n"
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("log line (-want +got):\n%s", diff)
@@ -892,7 +910,7 @@ func TestDecideAllocs(t *testing.T) {
 		{"quota", Conservative(), quotaFail},
 	}
 	for _, c := range cases {
-		r := NewRetrier(c.p)
+		r := NewSession(c.p)
 		if n := testing.AllocsPerRun(200, func() { _ = r.Decide(c.o, t0) }); n != 0 {
 			t.Errorf("%s: %v allocs per decision, want 0", c.name, n)
 		}
@@ -913,7 +931,7 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			r := NewRetrier(c.p)
+			r := NewSession(c.p)
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = r.Decide(c.o, t0)
@@ -921,19 +939,18 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 	b.Run("compact", func(b *testing.B) {
-		r := NewRetrier(Conservative())
+		r := NewSession(Conservative())
 		b.ReportAllocs()
 		for b.Loop() {
-			r.UserMessage()
+			r.UserMessage(t0)
 			_ = r.Decide(overflow, t0)
 		}
 	})
 	b.Run("retry+events", func(b *testing.B) {
-		r := NewRetrier(Persistent())
-		buf := make([]Event, 0, 2)
+		r := NewSession(Persistent())
 		b.ReportAllocs()
 		for b.Loop() {
-			buf = r.Decide(overloaded, t0).AppendEvents(buf[:0])
+			_ = r.Decide(overloaded, t0).Events()
 		}
 	})
 }
@@ -966,8 +983,8 @@ func TestDecisionTable(t *testing.T) {
 	for c := range numClasses {
 		o := Outcome{Stop: StopError, Classification: Classification{Class: c}}
 		got[c] = row{
-			NewRetrier(Conservative()).Decide(o, t0).Action,
-			NewRetrier(Persistent()).Decide(o, t0).Action,
+			NewSession(Conservative()).Decide(o, t0).Action,
+			NewSession(Persistent()).Decide(o, t0).Action,
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -1002,17 +1019,18 @@ func TestClassifiedFailures(t *testing.T) {
 			"retry: server: retry 1 of 3 in 2s", "retry: server: retry 1 in 2s"},
 		{"wait of hours", Failure{Provider: "openai", Status: 429, At: at,
 			Message: "Rate limit exceeded. retry after 3 hours"},
-			"stop: quota, resets at 15:00 UTC", "stop: quota, resets at 15:00 UTC"},
+			"stop: server asked to wait 3h, above the 60s ceiling (quota, resets at 15:00 UTC)",
+			"stop: server asked to wait 3h, above the 60s ceiling (quota, resets at 15:00 UTC)"},
 		{"aborted", Failure{Err: context.Canceled}, "none: aborted by the user", "none: aborted by the user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := Outcome{Stop: StopError, Classification: Classify(tt.f), Status: tt.f.Status, Message: tt.f.Message}
+			o := Outcome{Stop: StopError, Failure: tt.f}
 			for _, c := range []struct {
 				p    Policy
 				want string
 			}{{Conservative(), tt.conservative}, {Persistent(), tt.persistent}} {
-				d := NewRetrier(c.p).Decide(o, at)
+				d := NewSession(c.p).Decide(o, at)
 				if got := d.Action.String() + ": " + d.Explain(); got != c.want {
 					t.Errorf("%+v: got %q, want %q", o.Classification, got, c.want)
 				}
@@ -1026,7 +1044,8 @@ func TestRetryAfterCeiling(t *testing.T) {
 	p.MaxRetryAfter = 5 * time.Minute
 	zeroCeiling := Conservative()
 	zeroCeiling.MaxRetryAfter = 0 // falls back to MaxDelay
-	uncapped := Policy{Retry: Classes(Transient), MaxRetries: 1, BaseDelay: time.Second}
+	uncapped := Policy{Retry: Classes(Transient), MaxRetries: 1, BaseDelay: time.Second,
+		MaxDelay: Unlimited, MaxRetryAfter: Unlimited, MaxRetryTime: Unlimited}
 
 	tests := []struct {
 		name  string
@@ -1038,9 +1057,9 @@ func TestRetryAfterCeiling(t *testing.T) {
 			got{Retry, 4 * time.Minute, 1, 3, "", "rate_limit: retry 1 of 3 in 4m",
 				evs(start(1, 3, 4*time.Minute, "429"))}},
 		{"wait above the ceiling", p, 6 * time.Minute,
-			got{Stop, 0, 0, 0, "", "server asked to wait 6m, above the 5m ceiling", nil}},
+			got{Stop, 0, 0, 0, "", "server asked to wait 6m, above the 5m ceiling (transient: rate_limit)", nil}},
 		{"zero ceiling means MaxDelay", zeroCeiling, 61 * time.Second,
-			got{Stop, 0, 0, 0, "", "server asked to wait 61s, above the 60s ceiling", nil}},
+			got{Stop, 0, 0, 0, "", "server asked to wait 61s, above the 60s ceiling (transient: rate_limit)", nil}},
 		{"no cap at all", uncapped, 1000 * time.Hour,
 			got{Retry, 1000 * time.Hour, 1, 1, "", "rate_limit: retry 1 of 1 in 1000h",
 				evs(start(1, 1, 1000*time.Hour, "429"))}},
@@ -1048,7 +1067,7 @@ func TestRetryAfterCeiling(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := withRetryAfter(fail(Transient, ReasonRateLimit, "429"), tt.after)
-			if diff := cmp.Diff(tt.want, observe(NewRetrier(tt.p).Decide(o, t0))); diff != "" {
+			if diff := cmp.Diff(tt.want, observe(NewSession(tt.p).Decide(o, t0))); diff != "" {
 				t.Errorf("decision (-want +got):\n%s", diff)
 			}
 		})
@@ -1056,11 +1075,11 @@ func TestRetryAfterCeiling(t *testing.T) {
 }
 
 func TestFinalErrorWithoutText(t *testing.T) {
-	r := NewRetrier(Conservative())
+	r := NewSession(Conservative())
 	r.Decide(fail(Transient, ReasonStream, ""), t0)
-	end, ok := r.Decide(fail(Permanent, ReasonInvalidRequest, ""), t0).RetryEnd()
-	if want := (AutoRetryEnd{Attempt: 1, FinalError: "Retry failed"}); !ok || end != want {
-		t.Errorf("auto_retry_end: got %+v (present %v), want %+v", end, ok, want)
+	_, end := retryEvents(r.Decide(fail(Permanent, ReasonInvalidRequest, ""), t0))
+	if want := (events.AutoRetryEnd{Attempt: 1, FinalError: "Retry failed"}); end == nil || *end != want {
+		t.Errorf("auto_retry_end: got %+v, want %+v", end, want)
 	}
 }
 
@@ -1070,8 +1089,8 @@ func TestFinalErrorWithoutText(t *testing.T) {
 func TestCompactionReasons(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	overflowOutcome := Outcome{Stop: StopError, Classification: Classification{Class: Overflow, Reason: ReasonContextWindow, Rule: "overflow.context_window"}}
-	overWindow := Outcome{Stop: StopEndTurn, HasText: true, Usage: TokenUsage{Input: 190000, Output: 15000, ContextWindow: 200000}}
-	within := Outcome{Stop: StopEndTurn, HasText: true, Usage: TokenUsage{Input: 100000, Output: 1000, ContextWindow: 200000}}
+	overWindow := Outcome{Stop: StopEndTurn, Content: ContentText, Usage: TokenUsage{Input: 190000, Output: 15000, ContextWindow: 200000}}
+	within := Outcome{Stop: StopEndTurn, Content: ContentText, Usage: TokenUsage{Input: 100000, Output: 1000, ContextWindow: 200000}}
 	for _, tc := range []struct {
 		name   string
 		p      Policy
@@ -1087,7 +1106,7 @@ func TestCompactionReasons(t *testing.T) {
 		{"zero policy does not compact", Policy{}, overWindow, None, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewRetrier(tc.p)
+			r := NewSession(tc.p)
 			d := r.Decide(tc.o, now)
 			if d.Action != tc.action || d.Compaction != tc.reason {
 				t.Fatalf("got %v/%q (%s), want %v/%q", d.Action, d.Compaction, d.Explain(), tc.action, tc.reason)
@@ -1095,8 +1114,8 @@ func TestCompactionReasons(t *testing.T) {
 			if d.Action != Compact {
 				return
 			}
-			r.Tracker().Started(d.Compaction, now)
-			end := r.Tracker().Ended(&CompactionResult{TokensBefore: 205000, EstimatedTokensAfter: 40000}, nil, now)
+			r.CompactionStarted(d.Compaction, now)
+			end := r.CompactionEnded(&CompactionResult{TokensBefore: 205000, EstimatedTokensAfter: 40000}, nil, now)
 			if end.WillRetry != tc.retry {
 				t.Errorf("WillRetry = %v, want %v", end.WillRetry, tc.retry)
 			}
@@ -1104,17 +1123,17 @@ func TestCompactionReasons(t *testing.T) {
 	}
 }
 
-// TestReviewedEdges pins behaviours a review asked about: a zero Retrier is
+// TestReviewedEdges pins behaviours a review asked about: a zero Session is
 // usable, an unknown output count is not an early length stop.
 func TestReviewedEdges(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var zero Retrier
-	zero.UserMessage()
+	var zero Session
+	zero.UserMessage(now)
 	d := zero.Decide(Outcome{Stop: StopError, Classification: Classification{Class: Overflow, Reason: ReasonContextWindow}}, now)
 	if d.Action != Stop {
-		t.Errorf("zero Retrier on overflow: %v (%s), want stop (its zero Policy recovers nothing)", d.Action, d.Explain())
+		t.Errorf("zero Session on overflow: %v (%s), want stop (its zero Policy recovers nothing)", d.Action, d.Explain())
 	}
-	r := NewRetrier(Conservative())
+	r := NewSession(Conservative())
 	d = r.Decide(Outcome{Stop: StopLength, Usage: TokenUsage{MaxOutput: 8192}}, now)
 	if d.Action == Compact {
 		t.Errorf("length stop with unknown output compacted: %s", d.Explain())

@@ -17,7 +17,7 @@ type explanation struct {
 	result
 	// Policy is the preset the decision was made under.
 	Policy string `json:"policy"`
-	// Decision is what a fresh Retrier decides for the failure.
+	// Decision is what a fresh Session decides for the failure.
 	Decision explainedDecision `json:"decision"`
 	// Events are the decision's lifecycle events, as the host would stream
 	// them.
@@ -29,6 +29,7 @@ type explanation struct {
 // explainedDecision is the JSON form of an erradvisor.Decision.
 type explainedDecision struct {
 	Action  string `json:"action"`
+	Cause   string `json:"cause"`
 	DelayMS int64  `json:"delay_ms"`
 	Attempt int    `json:"attempt"`
 	Max     int    `json:"max"` // 0 = no limit
@@ -52,19 +53,15 @@ type explainOpts struct {
 // failure like classify, then shows what a session would do with it as the
 // first failure of a user turn:
 //
-//   - the Decision of a fresh Retrier of the --policy preset, after
-//     UserMessage, for an Outcome with stop reason "error", the
-//     classification, the status, the text, the provider and the model
-//     (action, delay, attempt of max, Explain) and its events as JSON lines;
-//   - the notes an Advisor sharing the Retrier's tracker returns for the
-//     next request, to the same provider and model, when the transcript is
-//     the one failed assistant entry (error text, provider, model, time now).
-//
-// The note describes the failure as left in the transcript: for a failure
-// the policy retries, it is what the model is told once the retries give up.
-// The Advisor classifies the entry from its text, provider and model alone
-// (a transcript holds no status or code), so with --status or --code the
-// note can differ from the printed classification.
+//   - the Decision of a fresh Session of the --policy preset, after
+//     UserMessage, for an Outcome with stop reason "error" and the failure
+//     (status, code, text, provider, model): action, cause, delay, attempt
+//     of max, Explain, and its events as JSON lines;
+//   - the notes the same Session returns for the next request, to the same
+//     provider and model, when the transcript is the one failed assistant
+//     entry. The notes use the Decision's verdict: the failure is
+//     classified once. When the decision is a Retry, the next request is
+//     that retry, which carries no note about the failure it retries.
 func explainCmd(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stderr io.Writer) error {
 	var o explainOpts
 	fs := newFlagSet("explain")
@@ -120,11 +117,11 @@ func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider
 	at := now()
 	cl := c.Classify(erradvisor.Failure{Provider: provider, Model: model, Status: status, Code: code, Message: msg, At: at})
 
-	r := erradvisor.NewRetrier(p)
-	a := erradvisor.NewAdvisor(erradvisor.AdvisorConfig{Tracker: r.Tracker(), Classifier: c})
-	r.UserMessage()
-	d := r.Decide(erradvisor.Outcome{
-		Stop: erradvisor.StopError, Classification: cl, Status: status, Message: msg,
+	s := erradvisor.NewSession(p, erradvisor.WithClassifier(c))
+	s.UserMessage(at)
+	d := s.Decide(erradvisor.Outcome{
+		Stop: erradvisor.StopError, Classification: cl,
+		Failure:  erradvisor.Failure{Provider: provider, Model: model, Status: status, Code: code, Message: msg, At: at},
 		Provider: provider, Model: model, CurrentModel: model, After: erradvisor.AfterUser,
 	}, at)
 
@@ -132,13 +129,13 @@ func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider
 		Kind: erradvisor.EntryAssistant, StopReason: erradvisor.StopError, ErrorMessage: msg,
 		Provider: provider, Model: model, Time: at,
 	}}
-	notes := a.Notes(at, provider, model, erradvisor.NewestFirst(transcript))
+	notes := s.Notes(at, erradvisor.Target{Provider: provider, Model: model}, erradvisor.NewestFirst(transcript))
 
 	ex := explanation{
 		result: toResult(cl),
 		Policy: policyName,
 		Decision: explainedDecision{
-			Action: d.Action.String(), DelayMS: d.Delay.Milliseconds(),
+			Action: d.Action.String(), Cause: d.Cause.String(), DelayMS: d.Delay.Milliseconds(),
 			Attempt: d.Attempt, Max: d.Max, Explain: d.Explain(), Text: d.Text,
 		},
 		Events: []json.RawMessage{},
@@ -167,9 +164,10 @@ func (ex explanation) human(provider, model string) string {
 	}
 	field("reset at", dash(ex.ResetAt))
 	b.WriteString("\n")
-	field("policy", ex.Policy+" (a fresh Retrier; this is the first failure of the turn)")
+	field("policy", ex.Policy+" (a fresh Session; this is the first failure of the turn)")
 	d := ex.Decision
 	field("decision", d.Action)
+	field("cause", d.Cause)
 	if d.DelayMS > 0 {
 		field("delay", (time.Duration(d.DelayMS) * time.Millisecond).String())
 	}
@@ -190,7 +188,7 @@ func (ex explanation) human(provider, model string) string {
 	fmt.Fprintf(&b, "notes on the next request to %s, the transcript being this one failed turn", providerModel(provider, model))
 	switch d.Action {
 	case "retry":
-		b.WriteString(" (the retries having given up)")
+		b.WriteString(" (the automatic retry: no note about the failure it retries)")
 	case "compact":
 		b.WriteString(" (not compacted)")
 	}

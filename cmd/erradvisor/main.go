@@ -1,8 +1,7 @@
 // Command erradvisor classifies failed LLM provider requests from the command
 // line, with the same rules the erradvisor package uses, explains what a
 // request loop would decide and tell the model about one failure, and
-// replays the reference agent's session files through the package's
-// Retrier and Advisor.
+// replays the reference agent's session files through an erradvisor.Session.
 //
 // Usage:
 //
@@ -86,10 +85,11 @@
 // explain classifies one failure like classify (same flags, without
 // --jsonl, plus --model M and --policy conservative|persistent), then shows
 // what a session would do with it as the first failure of a user turn: the
-// Decision of a fresh Retrier of that policy (action, delay, attempt of max,
-// Explain), the events it emits as JSON lines, and the notes an Advisor
-// would append to the next request when the transcript is that one failed
-// assistant turn (error text, provider, model, time now):
+// Decision of a fresh Session of that policy (action, cause, delay, attempt
+// of max, Explain), the events it emits as JSON lines, and the notes the
+// same Session would append to the next request when the transcript is that
+// one failed assistant turn; the notes use the decision's verdict, and a
+// Retry's next request is the retry itself, which carries none:
 //
 //	$ erradvisor explain --provider anthropic --status 529 '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 //	class       transient
@@ -97,25 +97,26 @@
 //	rule        transient.overloaded
 //	...
 //	decision    retry
+//	cause       retryable
 //	delay       2s
 //	attempt     1 of 3
 //	why         overloaded: retry 1 of 3 in 2s
 //	event       {"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,...}
 //
-//	notes on the next request to anthropic/?, the transcript being this one failed turn (the retries having given up):
-//	  [advisory] The previous request failed with a provider error, and automatic retries did not succeed. ...
+//	notes on the next request to anthropic/?, the transcript being this one failed turn (the automatic retry: no note about the failure it retries):
+//	  none
 //
 // With --json it prints one object: the classify --json fields, "policy",
-// "decision" {"action","delay_ms","attempt","max","explain","text"} (max 0 =
+// "decision" {"action","cause","delay_ms","attempt","max","explain","text"} (max 0 =
 // no limit), "events" (the event objects) and "notes" [{"kind","text"}].
 //
 // # replay
 //
 // replay reads a session file of the reference agent (Pi, versions 1, 2
-// and 3) and feeds it to a Retrier of the --policy preset and an Advisor
-// sharing its tracker. For every assistant message on the session's main
-// line it prints the request that produced it (provider, model, start time
-// and the notes the Advisor would append) and then the outcome, the
+// and 3) and feeds it to an erradvisor.Session of the --policy preset. For
+// every assistant message on the session's main line it prints the request
+// that produced it (provider, model, start time and the notes the Session
+// would append) and then the outcome, the
 // classification of its errorMessage, the Decision and its events; after
 // the last entry it prints the notes of the next request. Times come from
 // the file. The main line is the file order for version 1 files (a single

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/erradvisor/erradvisor"
+	"github.com/erradvisor/erradvisor/events"
 )
 
-// replay feeds a recorded Pi session through a Retrier and an Advisor, as
-// if erradvisor had been the request loop's advisor, and prints, for every
+// replay feeds a recorded Pi session through an erradvisor.Session, as if
+// it had been the request loop's advisor, and prints, for every
 // request and every assistant turn on the session's main line, what it
 // would have decided and told the model.
 //
@@ -21,25 +22,27 @@ import (
 //
 //   - The main line (see session.mainLine): file order for version 1 files,
 //     the path from the last entry up through parentId for versions 2 and 3.
-//   - A user message calls Retrier.UserMessage and joins the transcript.
+//   - A user message calls Session.UserMessage (printing the events of a
+//     retry streak it ends) and joins the transcript.
 //   - An assistant message is one request and its outcome. Just before it,
 //     the replay prints the request: its provider and model (the assistant
 //     message's), its start time (message.timestamp) and the notes
-//     Advisor.Notes returns for the transcript so far. Then it prints the
+//     Session.Notes returns for the transcript so far. Then it prints the
 //     outcome (stop reason, error summary, usage, content), the
 //     classification of errorMessage (with providerError or diagnostics
 //     status and code when the file has them), and the Decision of
-//     Retrier.Decide at the entry's timestamp, with its events as JSON
-//     lines. Checkpoint snapshots (checkpoint:true) are not requests and are
-//     skipped; stop reasons the Retrier does not know ("deferred") are
-//     printed without a decision.
-//   - A failed turn the Retrier retries (Retry) or recovers (Compact) leaves
+//     Session.Decide at the entry's timestamp, with its events as JSON
+//     lines. The transcript entry carries that verdict, so the notes say
+//     what the decision said. Checkpoint snapshots (checkpoint:true) are
+//     not requests and are skipped; stop reasons the Session does not know
+//     ("deferred") are printed without a decision.
+//   - A failed turn the Session retries (Retry) or recovers (Compact) leaves
 //     the transcript when the next request is actually made, as a host's
 //     retry leaves the failed attempt out of its context; when the file
 //     shows no further request (the user wrote again), it stays, and the
 //     next request's notes report it.
 //   - A compaction entry after a Compact decision is the overflow
-//     recovery: it is reported to the Advisor (CompactionStarted, then
+//     recovery: it is reported to the Session (CompactionStarted, then
 //     CompactionEnded with its summary, firstKeptEntryId and tokensBefore)
 //     and its events are printed. Any other compaction is a manual or
 //     threshold one and is not reported. Either way the transcript becomes
@@ -56,8 +59,7 @@ import (
 // the same on every run.
 type replayer struct {
 	w       *bufio.Writer
-	r       *erradvisor.Retrier
-	a       *erradvisor.Advisor
+	s       *erradvisor.Session
 	c       *erradvisor.Classifier
 	version int
 
@@ -127,11 +129,9 @@ func policyByName(name string) (erradvisor.Policy, error) {
 
 // replaySession prints the replay of s; name is the file's base name.
 func replaySession(s *session, name, policyName string, p erradvisor.Policy, c *erradvisor.Classifier, stdout io.Writer) error {
-	r := erradvisor.NewRetrier(p)
 	rp := &replayer{
 		w:          bufio.NewWriter(stdout),
-		r:          r,
-		a:          erradvisor.NewAdvisor(erradvisor.AdvisorConfig{Tracker: r.Tracker(), Classifier: c}),
+		s:          erradvisor.NewSession(p, erradvisor.WithClassifier(c)),
 		c:          c,
 		version:    s.version,
 		provider:   s.provider,
@@ -180,11 +180,14 @@ func (rp *replayer) entry(e *sessionEntry) {
 func (rp *replayer) message(e *sessionEntry) {
 	switch e.role {
 	case "user":
-		rp.r.UserMessage()
+		d := rp.s.UserMessage(rp.now)
 		rp.pendingCompact = false
 		rp.superseded = -1 // no retry followed: the failure stays in the context
 		rp.after = erradvisor.AfterUser
 		fmt.Fprintf(rp.w, "\nline %d  user  %q\n", e.line, excerpt(e.text, 60))
+		for _, ev := range d.Events() {
+			fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(ev))
+		}
 		rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryUser, Time: e.time})
 	case "toolResult":
 		rp.after = erradvisor.AfterToolResult
@@ -232,35 +235,39 @@ func (rp *replayer) assistant(e *sessionEntry) {
 	}
 
 	stop, known := stopReasonOf(e.stopReason)
+	produced := contentOf(e.hasText, e.hasToolCalls, e.hasThinking)
 	o := erradvisor.Outcome{
-		Stop: stop, Status: e.status, Message: e.errorMessage,
-		Provider: e.provider, Model: e.model, CurrentModel: rp.model,
-		Usage:   erradvisor.TokenUsage{Input: e.usageIn, Output: e.usageOut, CacheRead: e.usageCache},
-		HasText: e.hasText, HasToolCalls: e.hasToolCalls, HasThinking: e.hasThinking,
-		After: rp.after,
-	}
-	if stop == erradvisor.StopError || e.errorMessage != "" {
-		o.Classification = rp.c.Classify(erradvisor.Failure{
+		Stop: stop,
+		Failure: erradvisor.Failure{
 			Provider: e.provider, Model: e.model, Status: e.status, Code: e.code,
 			Message: e.errorMessage, At: rp.now,
-		})
+		},
+		Provider: e.provider, Model: e.model, CurrentModel: rp.model,
+		Usage:   erradvisor.TokenUsage{Input: e.usageIn, Output: e.usageOut, CacheRead: e.usageCache},
+		Content: produced,
+		After:   rp.after,
+	}
+	if stop == erradvisor.StopError || e.errorMessage != "" {
+		// Classified once: the decision and the notes use this verdict.
+		o.Classification = rp.c.Classify(o.Failure)
 		fmt.Fprintf(rp.w, "  class     %s\n", humanLine(o.Classification))
 	}
 
 	entry := erradvisor.Entry{
 		Kind: erradvisor.EntryAssistant, StopReason: stop, ErrorMessage: e.errorMessage,
-		Provider: e.provider, Model: e.model, Time: e.time,
-		HasText: e.hasText, HasToolCalls: e.hasToolCalls,
-		ThinkingOnly: e.hasThinking && !e.hasText && !e.hasToolCalls,
+		Provider: e.provider, Model: e.model, Time: e.time, Content: produced,
+	}
+	if stop == erradvisor.StopError {
+		entry.Classification = o.Classification
 	}
 	if !known {
-		fmt.Fprintf(rp.w, "  decision  - (stop reason %q is not one the Retrier decides on)\n", e.stopReason)
+		fmt.Fprintf(rp.w, "  decision  - (stop reason %q is not one the Session decides on)\n", e.stopReason)
 		entry.StopReason = erradvisor.StopEndTurn
 		rp.add(e, entry)
 		rp.after = erradvisor.AfterOther
 		return
 	}
-	d := rp.r.Decide(o, rp.now)
+	d := rp.s.Decide(o, rp.now)
 	fmt.Fprintf(rp.w, "  decision  %s\n", decisionLine(d))
 	for _, ev := range d.Events() {
 		fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(ev))
@@ -289,8 +296,8 @@ func (rp *replayer) compaction(e *sessionEntry) {
 	}
 	fmt.Fprintf(rp.w, "\nline %d  compaction  tokensBefore=%d  %s\n", e.line, e.tokensBefore, kind)
 	if recovery {
-		start := rp.a.CompactionStarted(erradvisor.CompactionOverflow, rp.now)
-		end := rp.a.CompactionEnded(&erradvisor.CompactionResult{
+		start := rp.s.CompactionStarted(erradvisor.CompactionOverflow, rp.now)
+		end := rp.s.CompactionEnded(&erradvisor.CompactionResult{
 			Summary: e.text, FirstKeptEntryID: e.firstKeptID, TokensBefore: e.tokensBefore,
 		}, nil, rp.now)
 		fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(start))
@@ -318,7 +325,7 @@ func (rp *replayer) add(e *sessionEntry, x erradvisor.Entry) int {
 	return rp.seq
 }
 
-// request prints one request point: the notes the Advisor appends for it.
+// request prints one request point: the notes the Session appends for it.
 // final marks the request after the last entry, which the file does not
 // show.
 func (rp *replayer) request(final bool, at time.Time, provider, model string) {
@@ -336,7 +343,7 @@ func (rp *replayer) request(final bool, at time.Time, provider, model string) {
 	for i, t := range rp.transcript {
 		entries[i] = t.e
 	}
-	notes := rp.a.Notes(at, provider, model, erradvisor.NewestFirst(entries))
+	notes := rp.s.Notes(at, erradvisor.Target{Provider: provider, Model: model}, erradvisor.NewestFirst(entries))
 	label := "next request (after the last entry)"
 	if !final {
 		rp.requests++
@@ -348,8 +355,27 @@ func (rp *replayer) request(final bool, at time.Time, provider, model string) {
 	}
 }
 
-// stopReasonOf maps Pi's stopReason to the Retrier's; ok is false for a
-// reason the Retrier does not decide on.
+// contentOf describes what a turn produced; a turn with none of the three
+// produced nothing.
+func contentOf(text, toolCalls, thinking bool) erradvisor.Content {
+	var c erradvisor.Content
+	if text {
+		c |= erradvisor.ContentText
+	}
+	if toolCalls {
+		c |= erradvisor.ContentToolCalls
+	}
+	if thinking {
+		c |= erradvisor.ContentThinking
+	}
+	if c == 0 {
+		c = erradvisor.ContentNone
+	}
+	return c
+}
+
+// stopReasonOf maps Pi's stopReason to the Session's; ok is false for a
+// reason the Session does not decide on.
 func stopReasonOf(s string) (erradvisor.StopReason, bool) {
 	switch s {
 	case "stop":
@@ -388,7 +414,7 @@ func maxString(m int) string {
 }
 
 // eventJSON marshals an event as one JSON line.
-func eventJSON(ev erradvisor.Event) string {
+func eventJSON(ev events.Event) string {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Sprintf(`{"type":%q,"error":%q}`, ev.EventType(), err.Error())

@@ -491,7 +491,7 @@ func parseISO(s string) time.Time {
 // version 2 and 3 files, entries form a tree by id and parentId, and
 // branching (editing an earlier message, /tree) appends a sibling without
 // marking the old branch, so file order would interleave abandoned
-// branches with the live one and feed the Retrier turns that never
+// branches with the live one and feed the Session turns that never
 // followed each other. Like Pi's loader, the replay takes the last entry
 // in file order as the leaf and walks parentId up to a root (stopping at a
 // missing parent or a cycle); that path is the main line. A file whose

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/erradvisor/erradvisor"
+	"github.com/erradvisor/erradvisor/events"
 )
 
 // TestRun runs the same loop as main and checks what every scenario did.
@@ -52,14 +53,14 @@ func TestRun(t *testing.T) {
 	t.Run("overloaded twice then success", func(t *testing.T) {
 		sc := s[0]
 		wantActions(t, sc, erradvisor.Retry, erradvisor.Retry, erradvisor.None)
-		wantEvents(t, sc, erradvisor.EventAutoRetryStart, erradvisor.EventAutoRetryStart, erradvisor.EventAutoRetryEnd)
+		wantEvents(t, sc, events.TypeAutoRetryStart, events.TypeAutoRetryStart, events.TypeAutoRetryEnd)
 		for _, c := range sc.Classifications {
 			wantClass(t, c, erradvisor.Transient, erradvisor.ReasonOverloaded)
 		}
 		if d0, d1 := sc.Decisions[0].Delay, sc.Decisions[1].Delay; d0 != 20*time.Millisecond || d1 != 40*time.Millisecond {
 			t.Errorf("delays %s, %s; want 20ms, 40ms", d0, d1)
 		}
-		end := sc.Events[2].(erradvisor.AutoRetryEnd)
+		end := sc.Events[2].(events.AutoRetryEnd)
 		if !end.Success || end.Attempt != 2 {
 			t.Errorf("auto_retry_end = %+v, want success after attempt 2", end)
 		}
@@ -69,7 +70,7 @@ func TestRun(t *testing.T) {
 	t.Run("retry-after-ms is a floor", func(t *testing.T) {
 		sc := s[1]
 		wantActions(t, sc, erradvisor.Retry, erradvisor.None)
-		wantEvents(t, sc, erradvisor.EventAutoRetryStart, erradvisor.EventAutoRetryEnd)
+		wantEvents(t, sc, events.TypeAutoRetryStart, events.TypeAutoRetryEnd)
 		c := sc.Classifications[0]
 		wantClass(t, c, erradvisor.Transient, erradvisor.ReasonRateLimit)
 		if c.RetryAfter != 50*time.Millisecond {
@@ -79,7 +80,7 @@ func TestRun(t *testing.T) {
 		if d := sc.Decisions[0].Delay; d < 50*time.Millisecond {
 			t.Errorf("delay %s is below the server's 50ms", d)
 		}
-		if start := sc.Events[0].(erradvisor.AutoRetryStart); start.DelayMs != 50 {
+		if start := sc.Events[0].(events.AutoRetryStart); start.DelayMs != 50 {
 			t.Errorf("auto_retry_start delayMs = %d, want 50", start.DelayMs)
 		}
 		wantAnswered(t, sc)
@@ -88,9 +89,9 @@ func TestRun(t *testing.T) {
 	t.Run("prompt too long: compact, note, success", func(t *testing.T) {
 		sc := s[2]
 		wantActions(t, sc, erradvisor.Compact, erradvisor.None)
-		wantEvents(t, sc, erradvisor.EventCompactionStart, erradvisor.EventCompactionEnd)
+		wantEvents(t, sc, events.TypeCompactionStart, events.TypeCompactionEnd)
 		wantClass(t, sc.Classifications[0], erradvisor.Overflow, erradvisor.ReasonContextWindow)
-		end := sc.Events[1].(erradvisor.CompactionEnd)
+		end := sc.Events[1].(events.CompactionEnd)
 		if !end.WillRetry || end.Result == nil || end.Result.TokensBefore != 219898 || end.Result.EstimatedTokensAfter != 41000 {
 			t.Errorf("compaction_end = %+v, want a retry from 219898 to 41000 tokens", end)
 		}
@@ -143,13 +144,13 @@ func TestRun(t *testing.T) {
 		if got, want := sc.Final.Explain(), "quota: usage_limit, resets at "+reset; got != want {
 			t.Errorf("Explain() = %q, want %q", got, want)
 		}
-		wantNote(t, sc, "usage limit or quota was reached", "The limit resets at "+c.ResetAt.UTC().Format("2006-01-02 15:04 UTC"))
+		wantNote(t, sc, "usage limit or quota was reached", "The limit resets at "+c.ResetAt.UTC().Format("15:04 UTC")+" (in about 4 hours)")
 	})
 
 	t.Run("error event in a 200 stream", func(t *testing.T) {
 		sc := s[5]
 		wantActions(t, sc, erradvisor.Retry, erradvisor.None)
-		wantEvents(t, sc, erradvisor.EventAutoRetryStart, erradvisor.EventAutoRetryEnd)
+		wantEvents(t, sc, events.TypeAutoRetryStart, events.TypeAutoRetryEnd)
 		wantClass(t, sc.Classifications[0], erradvisor.Transient, erradvisor.ReasonOverloaded)
 		wantAnswered(t, sc)
 	})

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/erradvisor/erradvisor"
+	"github.com/erradvisor/erradvisor/events"
 )
 
 // This file is the request loop itself: the part a host author copies.
 
 // message is the host's own transcript entry. The library never sees it;
-// view describes it to the Advisor.
+// view describes it to the Session.
 type message struct {
 	role     string // "user", "assistant" or "summary" (a compaction summary)
 	text     string
@@ -21,11 +22,12 @@ type message struct {
 	hidden   bool // a continuation or nudge the loop sent, not typed by the user
 	stop     erradvisor.StopReason
 	errText  string // the error of a failed assistant turn
+	verdict  erradvisor.Classification
 	model    string
 	at       time.Time
 }
 
-// view describes the transcript to the Advisor, newest entry first, without
+// view describes the transcript to the Session, newest entry first, without
 // copying it.
 func view(msgs []message) iter.Seq[erradvisor.Entry] {
 	return func(yield func(erradvisor.Entry) bool) {
@@ -39,10 +41,16 @@ func view(msgs []message) iter.Seq[erradvisor.Entry] {
 				e.Kind = erradvisor.EntryCompactionSummary
 			case "assistant":
 				e.Kind = erradvisor.EntryAssistant
-				e.StopReason, e.ErrorMessage = m.stop, m.errText
+				e.StopReason, e.ErrorMessage, e.Classification = m.stop, m.errText, m.verdict
 				e.Provider, e.Model = providerID, m.model
-				e.HasText = m.text != ""
-				e.ThinkingOnly = m.thinking != "" && m.text == ""
+				switch {
+				case m.text != "":
+					e.Content = erradvisor.ContentText
+				case m.thinking != "":
+					e.Content = erradvisor.ContentThinking
+				default:
+					e.Content = erradvisor.ContentNone
+				}
 			}
 			if !yield(e) {
 				return
@@ -58,7 +66,7 @@ type compactor func(history []message) (summary string, tokensBefore, tokensAfte
 
 const providerID = "anthropic"
 
-// session is one conversation: its transcript, its Advisor and its Retrier.
+// session is one conversation: its transcript and its erradvisor.Session.
 type session struct {
 	model         string
 	contextWindow int // the model's context window, in tokens
@@ -66,11 +74,9 @@ type session struct {
 	client        *client
 	compact       compactor
 
-	// One Advisor and one Retrier per session, sharing one
-	// CompactionTracker: the Retrier claims the single overflow recovery of
-	// a user message, and the Advisor reports its outcome to the model.
-	advisor *erradvisor.Advisor
-	retrier *erradvisor.Retrier
+	// One erradvisor.Session per conversation: it decides, tracks the
+	// single overflow recovery of a user message, and builds the notes.
+	advisor *erradvisor.Session
 
 	transcript []message
 	log        *logger
@@ -78,14 +84,12 @@ type session struct {
 }
 
 func newSession(policy erradvisor.Policy, c *client, log *logger, rec *ScenarioResult) *session {
-	advisor := erradvisor.NewAdvisor(erradvisor.AdvisorConfig{})
 	return &session{
 		model:         "claude-sonnet-4-5",
 		contextWindow: 200000,
 		maxTokens:     1024,
 		client:        c,
-		advisor:       advisor,
-		retrier:       erradvisor.NewRetrier(policy, erradvisor.WithTracker(advisor.Tracker())),
+		advisor:       erradvisor.NewSession(policy),
 		log:           log,
 		rec:           rec,
 	}
@@ -103,14 +107,14 @@ func (s *session) ask(ctx context.Context, text string) error {
 	s.transcript = append(s.transcript, message{role: "user", text: text, at: time.Now()})
 	// 1. A new user message: the continuation count, the nudge and the
 	// overflow recovery start over.
-	s.retrier.UserMessage()
+	s.emit(s.advisor.UserMessage(time.Now()).Events()...)
 	after := erradvisor.AfterUser
 
 	for n := 1; n <= maxRequestsPerMessage; n++ {
 		// 2. Build the request: the transcript, plus the advisory notes for
 		// this request only. They are never stored in the transcript.
 		now := time.Now()
-		notes := s.advisor.Notes(now, providerID, s.model, view(s.transcript))
+		notes := s.advisor.Notes(now, s.target(), view(s.transcript))
 		req := s.request(notes)
 		s.log.request(n, req, notes)
 		s.rec.Requests = append(s.rec.Requests, Request{Notes: noteTexts(notes)})
@@ -121,26 +125,27 @@ func (s *session) ask(ctx context.Context, text string) error {
 		var o erradvisor.Outcome
 		if failure != nil {
 			failure.Provider, failure.Model, failure.At = providerID, s.model, now
-			c := erradvisor.Classify(*failure)
-			s.log.failure(failure, c)
-			s.rec.Classifications = append(s.rec.Classifications, c)
-			o = erradvisor.Outcome{
-				Stop: erradvisor.StopError, Classification: c,
-				Status: failure.Status, Message: failure.Message,
-				Provider: providerID, Model: s.model, CurrentModel: s.model,
-			}
-			s.transcript = append(s.transcript, message{role: "assistant", stop: erradvisor.StopError,
-				errText: failure.Message, model: s.model, at: now})
+			o = erradvisor.Outcome{Stop: erradvisor.StopError, Failure: *failure, CurrentModel: s.model}
 		} else {
 			s.log.turn(t)
 			o = s.outcome(t, after)
-			s.transcript = append(s.transcript, message{role: "assistant", text: t.Text, thinking: t.Thinking,
-				stop: o.Stop, model: s.model, at: now})
 			s.rec.Answer = t.Text
 		}
 
-		// 4. Decide, and stream the decision's events to the UI.
-		d := s.retrier.Decide(o, now)
+		// 4. Decide (the Session classifies a failure once), and stream the
+		// decision's events to the UI.
+		d := s.advisor.Decide(o, now)
+		if failure != nil {
+			s.log.failure(failure, d.Classification)
+			s.rec.Classifications = append(s.rec.Classifications, d.Classification)
+			// The transcript keeps the verdict, so the note on this failure
+			// says what the decision said.
+			s.transcript = append(s.transcript, message{role: "assistant", stop: erradvisor.StopError,
+				errText: failure.Message, verdict: d.Classification, model: s.model, at: now})
+		} else {
+			s.transcript = append(s.transcript, message{role: "assistant", text: t.Text, thinking: t.Thinking,
+				stop: o.Stop, model: s.model, at: now})
+		}
 		s.log.decision(d)
 		s.record(d)
 		s.emit(d.Events()...)
@@ -153,7 +158,7 @@ func (s *session) ask(ctx context.Context, text string) error {
 			s.transcript = s.transcript[:len(s.transcript)-1]
 			if err := erradvisor.Wait(ctx, d.Delay); err != nil {
 				// The user cancelled during the backoff: close the streak.
-				s.emit(s.retrier.Cancel().Events()...)
+				s.emit(s.advisor.Cancel(time.Now()).Events()...)
 				return err
 			}
 
@@ -185,7 +190,7 @@ func (s *session) ask(ctx context.Context, text string) error {
 }
 
 // runCompaction runs the compaction a Decision asked for, reporting its start and
-// end to the Advisor (and so to the tracker the Retrier shares). It reports
+// end to the Session. It reports
 // whether the loop should make its one fresh attempt: only an overflow
 // recovery that compacted retries.
 func (s *session) runCompaction(reason erradvisor.CompactionReason) bool {
@@ -215,24 +220,45 @@ func (s *session) runCompaction(reason erradvisor.CompactionReason) bool {
 	return end.WillRetry
 }
 
-// outcome describes a finished turn to the Retrier.
+// outcome describes a finished turn to the Session.
 func (s *session) outcome(t *turn, after erradvisor.Preceding) erradvisor.Outcome {
+	var produced erradvisor.Content
+	if t.Text != "" {
+		produced |= erradvisor.ContentText
+	}
+	if t.ToolCalls > 0 {
+		produced |= erradvisor.ContentToolCalls
+	}
+	if t.Thinking != "" {
+		produced |= erradvisor.ContentThinking
+	}
+	if produced == 0 {
+		produced = erradvisor.ContentNone
+	}
 	o := erradvisor.Outcome{
 		Provider: providerID, Model: s.model, CurrentModel: s.model,
-		HasText: t.Text != "", HasToolCalls: t.ToolCalls > 0, HasThinking: t.Thinking != "",
-		After: after,
+		Content: produced,
+		After:   after,
 		Usage: erradvisor.TokenUsage{
 			Input: t.InputTokens, Output: t.OutputTokens,
 			ContextWindow: s.contextWindow, MaxOutput: s.maxTokens,
 		},
 	}
 	switch t.StopReason {
+	case "end_turn", "stop_sequence":
+		o.Stop = erradvisor.StopEndTurn
 	case "max_tokens":
 		o.Stop = erradvisor.StopLength
 	case "tool_use":
 		o.Stop = erradvisor.StopToolUse
-	default: // "end_turn", "stop_sequence", "refusal", ...
-		o.Stop = erradvisor.StopEndTurn
+	case "refusal":
+		o.Stop = erradvisor.StopRefused
+	case "pause_turn":
+		o.Stop = erradvisor.StopPaused
+	case "model_context_window_exceeded":
+		o.Stop = erradvisor.StopContextWindow
+	default: // never read an unknown reason as a normal end
+		o.Stop = erradvisor.StopUnknown
 	}
 	return o
 }
@@ -272,7 +298,7 @@ func (s *session) record(d erradvisor.Decision) {
 }
 
 // emit streams lifecycle events as JSON lines, as a host would to its UI.
-func (s *session) emit(events ...erradvisor.Event) {
+func (s *session) emit(events ...events.Event) {
 	for _, e := range events {
 		line, err := json.Marshal(e)
 		if err != nil {
@@ -287,7 +313,12 @@ func (s *session) emit(events ...erradvisor.Event) {
 // after a Stop. PeekNotes leaves one-shot notes (a compaction outcome, a
 // command failure) for the real next request.
 func (s *session) pendingNotes() []string {
-	return noteTexts(s.advisor.PeekNotes(time.Now(), providerID, s.model, view(s.transcript)))
+	return noteTexts(s.advisor.PeekNotes(time.Now(), s.target(), view(s.transcript)))
+}
+
+// target is where the next request goes.
+func (s *session) target() erradvisor.Target {
+	return erradvisor.Target{Provider: providerID, Model: s.model}
 }
 
 func noteTexts(notes []erradvisor.Note) []string {

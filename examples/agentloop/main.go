@@ -8,25 +8,25 @@
 //
 // The wiring, in the order the calls are made (see session.ask in loop.go):
 //
-//  1. Per session: make the Advisor with NewAdvisor, then the Retrier with
-//     NewRetrier(policy, WithTracker(advisor.Tracker())), so that the
-//     decision to compact and the note about it share one
-//     CompactionTracker. Turn off any SDK-level retries: the loop decides.
-//  2. Per user message: Retrier.UserMessage, which restarts the
-//     continuation count and the nudge and re-arms the single overflow
-//     recovery.
-//  3. Per request: Advisor.Notes(now, provider, model, transcript newest
-//     first), and append the notes after the last message of this request
-//     only. Never store them in the transcript.
-//  4. After the response: for a failure, Classify a Failure with everything
-//     known (status, error type, body, headers, Go error, time); describe the
-//     turn as an Outcome; call Retrier.Decide(outcome, now) with the host's
-//     clock; stream Decision.Events to the UI.
+//  1. Per conversation: one erradvisor.Session, NewSession(policy). Turn off
+//     any SDK-level retries: the loop decides.
+//  2. Per user message: Session.UserMessage, which ends a pending retry
+//     streak, restarts the continuation count and the nudge, and re-arms
+//     the single overflow recovery.
+//  3. Per request: Session.Notes(now, target, transcript newest first), and
+//     append the notes after the last message of this request only. Never
+//     store them in the transcript.
+//  4. After the response: describe it as an Outcome (for a failure, the
+//     Failure with everything known: status, body, headers, Go error, time;
+//     for a success, the stop reason, content and usage, an unknown stop
+//     reason never read as a normal end); call Session.Decide(outcome, now)
+//     with the host's clock; keep Decision.Classification on the failed
+//     transcript entry; stream Decision.Events to the UI.
 //  5. Act on Decision.Action:
 //     Retry: drop the failed attempt from the context, Wait(ctx, d.Delay),
-//     send again (on cancellation, stream Retrier.Cancel's events);
-//     Compact: Advisor.CompactionStarted(Decision.Compaction), compact,
-//     Advisor.CompactionEnded, and send once more if the end event says
+//     send again (on cancellation, stream Session.Cancel's events);
+//     Compact: Session.CompactionStarted(Decision.Compaction), compact,
+//     Session.CompactionEnded, and send once more if the end event says
 //     WillRetry;
 //     Continue and Nudge: append Decision.Text as a hidden user message and
 //     send again;
@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/erradvisor/erradvisor"
+	"github.com/erradvisor/erradvisor/events"
 )
 
 func main() {
@@ -80,7 +81,7 @@ type ScenarioResult struct {
 	Received        []wireRequest
 	Classifications []erradvisor.Classification // one per failure
 	Decisions       []erradvisor.Decision       // one per response
-	Events          []erradvisor.Event          // lifecycle events, in order
+	Events          []events.Event              // lifecycle events, in order
 	Final           erradvisor.Decision         // the last decision
 	Answer          string                      // the last answer's text
 	PendingNotes    []string                    // after a Stop: the next request's notes
@@ -186,7 +187,7 @@ func scenarios(now time.Time) []scenario {
 		prompt: "Write the full migration guide.",
 		script: []reply{
 			cutAtMaxTokens("# Migration guide\n\n1. Replace the retry wrapper with", 30000, 1024),
-			answer(" erradvisor.NewRetrier.\n2. Remove SDK retries.\n3. Done."),
+			answer(" erradvisor.NewSession.\n2. Remove SDK retries.\n3. Done."),
 		},
 	}, {
 		name:   "8. thinking-only stop: one nudge",
