@@ -372,3 +372,22 @@ func ExampleNewestFirst() {
 	// assistant
 	// user
 }
+
+// A resilience library's "retry if" hook: retry only what waiting can fix.
+func ExampleIsRetryable() {
+	errs := []error{
+		errors.New(`529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+		errors.New("prompt is too long: 213462 tokens > 200000 maximum"),
+		&erradvisor.Error{Err: errors.New("429 Too Many Requests"), Classification: erradvisor.Classification{
+			Class: erradvisor.Quota, Reason: erradvisor.ReasonUsageLimit,
+			ResetAt: time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)}},
+	}
+	for _, err := range errs {
+		reset, hasReset := erradvisor.QuotaReset(err)
+		fmt.Println(erradvisor.IsRetryable(err), erradvisor.IsOverflow(err), hasReset, reset.Format(time.Kitchen))
+	}
+	// Output:
+	// true false false 12:00AM
+	// false true false 12:00AM
+	// false false true 3:00PM
+}
