@@ -117,7 +117,8 @@ func nextAnchor(msg string, end, a int) int {
 // ~2m", "~88s") is read wherever it stands.
 //
 // The anchors are found by the one scan of the text, so a message without
-// any of them costs nothing more here and allocates nothing.
+// any of them costs nothing more here. Nothing here allocates, except
+// loading a time zone that a reset time names when at is set.
 func bodyHints(msg string, ends *[numAnchors]int, at time.Time) (wait time.Duration, reset, retryAt time.Time) {
 	// Structured fields first; then, among the prose phrases, the wait
 	// stated earliest in the text (a later "resets in 30 days" speaks of
