@@ -218,3 +218,49 @@ func FuzzParseResetAt(f *testing.F) {
 		}
 	})
 }
+
+// TestFixtureResetTimes reads the reset times of real fixture texts, at the
+// time every fixture is classified at (2026-01-01 00:00 UTC) and without an
+// observation time, when only an absolute time is read.
+func TestFixtureResetTimes(t *testing.T) {
+	ist := mustZone(t, "Asia/Calcutta")
+	berlin := mustZone(t, "Europe/Berlin")
+	chicago := mustZone(t, "America/Chicago")
+	minimax := time.Date(2026, 5, 15, 15, 0, 0, 0, time.UTC)
+	tests := map[string]struct{ at, noAt time.Time }{
+		"anthropic-claude-code-hit-limit-resets-date":        {at: time.Date(2026, 1, 30, 11, 30, 0, 0, ist)},
+		"anthropic-claude-code-session-limit":                {at: time.Date(2026, 1, 1, 17, 40, 0, 0, berlin)},
+		"anthropic-claude-code-weekly-limit":                 {at: time.Date(2026, 7, 31, 2, 0, 0, 0, time.UTC)},
+		"anthropic-claude-code-5-hour-limit":                 {at: time.Date(2026, 1, 1, 5, 0, 0, 0, time.UTC)},
+		"anthropic-claude-code-usage-limit-reached-reset-at": {at: time.Date(2026, 1, 1, 9, 0, 0, 0, chicago)},
+		"anthropic-claude-ai-hit-limit-messages":             {at: time.Date(2026, 1, 1, 9, 30, 0, 0, time.UTC)},
+		"openai-codex-usage-limit-try-again-at":              {at: time.Date(2026, 7, 5, 20, 19, 0, 0, time.UTC)},
+		"gateways-zai-1308-usage-limit-5-hour":               {at: time.Date(2026, 9, 9, 5, 38, 28, 0, time.UTC)},
+		"gateways-minimax-token-plan-5-hour-usage-limit":     {at: minimax, noAt: minimax},
+		"gateways-minimax-opengateway-free-quota-402":        {at: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)},
+		// 2025-06-14, long before the observation time; without one it is
+		// read as it stands.
+		"anthropic-claude-code-usage-limit-epoch": {noAt: time.Unix(1749924000, 0).UTC()},
+		// "when the current 7-day window ends" names no time.
+		"gateways-kimi-code-weekly-usage-limit-access-terminated": {},
+	}
+	seen := 0
+	for _, fx := range loadFixtures(t) {
+		tt, ok := tests[fx.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		f := fx.failure()
+		if diff := cmp.Diff(tt.at, Classify(f).ResetAt); diff != "" {
+			t.Errorf("%s: ResetAt (-want +got):\n%s\nmessage: %.200s", fx.Name, diff, fx.Message)
+		}
+		f.At = time.Time{}
+		if diff := cmp.Diff(tt.noAt, Classify(f).ResetAt); diff != "" {
+			t.Errorf("%s without At: ResetAt (-want +got):\n%s", fx.Name, diff)
+		}
+	}
+	if seen != len(tests) {
+		t.Errorf("found %d of the %d fixtures named here", seen, len(tests))
+	}
+}
