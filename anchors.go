@@ -19,10 +19,13 @@ const (
 	anchorResetsIn
 	anchorResetIn
 	anchorWait
+	anchorTilde
 	anchorResetsAt
 	anchorResetAt
 	anchorResumeAt
 	anchorLimitReachedPipe
+	anchorTryAgainAt
+	anchorResets
 
 	anchorStatusCode
 	anchorStatusCodeCamel
@@ -50,6 +53,9 @@ var anchorPhrases = [numAnchors]string{
 	anchorResetAt:          "reset at",
 	anchorResumeAt:         "resume using this model at",
 	anchorLimitReachedPipe: "limit reached|",
+	anchorTilde:            "~",
+	anchorTryAgainAt:       "try again at",
+	anchorResets:           "resets",
 
 	anchorStatusCode:      "status code",
 	anchorStatusCodeCamel: "statuscode",
@@ -102,15 +108,23 @@ func nextAnchor(msg string, end, a int) int {
 // bodyHints reads the wait and the reset time a message states, from the
 // anchors the scan found. The wait is the first one that parses, in anchor
 // order (structured fields such as "retryDelay" before prose); the reset
-// time is an absolute time the text gives. "retry in" counts only after
-// "please": a client announcing its own backoff ("completion_with_retry in
-// 1.0 seconds") states no server wait.
-func bodyHints(msg string, ends *[numAnchors]int) (wait time.Duration, reset, retryAt time.Time) {
+// time is a time the text gives, absolute ("reset at 2026-06-10T09:05:49Z")
+// or, when at is set, as people write it ("resets 4pm (Asia/Kuala_Lumpur)",
+// "resets Jan 30, 11:30am", "try again at 21:05"), read by parseResetAt.
+// "retry in" counts only after "please": a client announcing its own
+// backoff ("completion_with_retry in 1.0 seconds") states no server wait,
+// but an approximate wait written with a tilde ("retry in ~1.5s", "reset
+// ~2m", "~88s") is read wherever it stands.
+//
+// The anchors are found by the one scan of the text, so a message without
+// any of them costs nothing more here. Nothing here allocates, except
+// loading a time zone that a reset time names when at is set.
+func bodyHints(msg string, ends *[numAnchors]int, at time.Time) (wait time.Duration, reset, retryAt time.Time) {
 	// Structured fields first; then, among the prose phrases, the wait
 	// stated earliest in the text (a later "resets in 30 days" speaks of
 	// something else than "please wait 2 minutes").
 	pos := -1
-	for a := anchorRetryDelay; a <= anchorWait; a++ {
+	for a := anchorRetryDelay; a <= anchorTilde; a++ {
 		if a == anchorTryAgainIn && pos >= 0 {
 			break // a structured field gave the wait
 		}
@@ -128,12 +142,9 @@ func bodyHints(msg string, ends *[numAnchors]int) (wait time.Duration, reset, re
 			}
 		}
 	}
-	for _, a := range [...]int{anchorResetsAt, anchorResetAt, anchorResumeAt, anchorLimitReachedPipe} {
+	for _, a := range [...]int{anchorResetsAt, anchorResetAt, anchorResumeAt, anchorLimitReachedPipe, anchorTryAgainAt, anchorResets} {
 		for e, n := ends[a], 0; e >= 0 && n <= anchorRetries; e, n = nextAnchor(msg, e, a), n+1 {
-			if t, ok := parseEpoch(msg, e+1); ok {
-				return wait, t, retryAt
-			}
-			if t, ok := parseTimestamp(msg, e+1); ok {
+			if t, ok := parseResetAt(msg, e+1, at); ok {
 				return wait, t, retryAt
 			}
 		}
@@ -157,6 +168,9 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 		if e+2 < len(msg) && msg[e+1] == ' ' && msg[e+2] >= '0' && msg[e+2] <= '9' {
 			d, _, ok = parseDuration(msg, e+1, false)
 		}
+		return d, at, ok
+	case anchorTilde:
+		d, ok = parseTildeWait(msg, e+1)
 		return d, at, ok
 	case anchorRetryAfter:
 		if t, ok := parseTimestamp(msg, e+1); ok {

@@ -455,7 +455,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 
 	// Stated waits: the longer of the headers' and the body's is the floor.
 	// "retry after 2026-01-01T01:00:00Z" counts as a wait from f.At.
-	wait, reset, retryAt := bodyHints(msg, &ends)
+	wait, reset, retryAt := bodyHints(msg, &ends, f.At)
 	if wait == 0 && !retryAt.IsZero() && !f.At.IsZero() {
 		if d := retryAt.Sub(f.At); d > 0 && d <= maxHint {
 			wait = d

@@ -287,7 +287,7 @@ func TestBodyHints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ends := scanAnchors(c, tt.msg)
-		if got, _, _ := bodyHints(tt.msg, &ends); got != tt.want {
+		if got, _, _ := bodyHints(tt.msg, &ends, time.Time{}); got != tt.want {
 			t.Errorf("bodyHints(%q) = %v, want %v", tt.msg, got, tt.want)
 		}
 	}
