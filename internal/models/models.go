@@ -9,6 +9,7 @@
 package models
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -84,24 +85,32 @@ type fileDoc struct {
 // Parse reads a model file. Name is used in error messages, which have the
 // form "name:line: message". The file must be at most MaxFileSize bytes; an
 // unknown field, a repeated key, a missing or non-positive limit, an output
-// limit above the context window, a missing source and an id or alias given
-// twice for one provider are errors.
+// limit above the context window, a missing source, an id or alias given
+// twice for one provider and a second YAML document are errors.
 func Parse(name string, data []byte) (*Table, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("%s: file is %d bytes, more than the %d allowed", name, len(data), MaxFileSize)
 	}
 	var doc fileDoc
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return &Table{}, nil
 		}
-		return nil, fmt.Errorf("%s: %s", name, yamlMessage(err))
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if err != nil {
+			return nil, yamlError(name, err)
+		}
+		return nil, fmt.Errorf("%s:%d: a second YAML document; a model file holds one", name, line)
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, yamlMessage(err))
+		return nil, yamlError(name, err)
 	}
 	lines := entryLines(&root)
 	entries := make([]Entry, 0, len(doc.Models))
@@ -123,14 +132,20 @@ func Parse(name string, data []byte) (*Table, error) {
 	return t, nil
 }
 
-// yamlMessage strips the "yaml: " prefix and reports line numbers as the
-// decoder does ("line N: ...").
-func yamlMessage(err error) string {
+// yamlError turns a decoder error into "name:line: message", the form of
+// Parse's own errors; the decoder writes "yaml: line N: message".
+func yamlError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return strings.Join(te.Errors, "; ")
+		msg = strings.Join(te.Errors, "; ")
 	}
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 && digits(rest[:i]) {
+			return fmt.Errorf("%s:%s: %s", name, rest[:i], rest[i+2:])
+		}
+	}
+	return fmt.Errorf("%s: %s", name, msg)
 }
 
 // entryLines returns the line of each item of the top-level "models" list.

@@ -94,9 +94,9 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		name, data, want string
 	}{
-		{"unknown field", "models:\n" + good + "    colour: red\n", "x.yaml: line 7: field colour not found"},
-		{"unknown top-level field", "model:\n" + good, "x.yaml: line 1: field model not found"},
-		{"duplicate key", "models:\n" + good + "    id: n\n", `x.yaml: line 7: mapping key "id" already defined at line 3`},
+		{"unknown field", "models:\n" + good + "    colour: red\n", "x.yaml:7: field colour not found"},
+		{"unknown top-level field", "model:\n" + good, "x.yaml:1: field model not found"},
+		{"duplicate key", "models:\n" + good + "    id: n\n", `x.yaml:7: mapping key "id" already defined at line 3`},
 		{"duplicate id", "models:\n" + good + good, `x.yaml:7: model m: id "m" of provider p is already used by the entry at line 2`},
 		{"alias repeats an id", "models:\n" + good + strings.Replace(good, "id: m", "id: n\n    aliases: [M]", 1), `x.yaml:7: model n: id "m" of provider p is already used`},
 		{"no provider", "models:\n" + strings.Replace(good, "provider: p", "provider: ''", 1), "x.yaml:2: entry has no provider"},
@@ -105,10 +105,11 @@ func TestParseErrors(t *testing.T) {
 		{"negative output", "models:\n" + strings.Replace(good, "max_output: 10", "max_output: -1", 1), "x.yaml:2: model m: max_output must be a positive"},
 		{"output above window", "models:\n" + strings.Replace(good, "max_output: 10", "max_output: 101", 1), "x.yaml:2: model m: max_output 101 is larger than context_window 100"},
 		{"no source", "models:\n" + strings.Replace(good, "source: https://example.com/m", "source: docs", 1), "x.yaml:2: model m: source must be the URL"},
-		{"not a number", "models:\n" + strings.Replace(good, "max_output: 10", "max_output: ten", 1), "x.yaml: line 5: cannot unmarshal !!str `ten` into int"},
+		{"not a number", "models:\n" + strings.Replace(good, "max_output: 10", "max_output: ten", 1), "x.yaml:5: cannot unmarshal !!str `ten` into int"},
 		{"empty alias", "models:\n" + good + "    aliases: ['']\n", "x.yaml:2: model m: empty alias"},
 		{"empty prefix", "models:\n" + good + "    prefixes: ['']\n", "x.yaml:2: model m: empty prefix"},
-		{"bad yaml", "models: [\n", "x.yaml: line 1: did not find expected node content"},
+		{"second document", "models:\n" + good + "---\nmodels: []\n", "x.yaml:7: a second YAML document"},
+		{"bad yaml", "models: [\n", "x.yaml:1: did not find expected node content"},
 		{"too large", strings.Repeat("#", MaxFileSize+1), "x.yaml: file is 1048577 bytes, more than the 1048576 allowed"},
 	}
 	for _, c := range cases {
