@@ -189,10 +189,10 @@ const cancelled = "Retry cancelled"
 // on d when it had announced a retry. A failure without text ends as
 // "Retry failed".
 func (s *Session) closeStreak(d *Decision, success bool, finalError string) {
-	if s.last.ok && !success {
-		s.last.retried = s.retry.attempt
-	}
 	if s.retry.attempt > 0 {
+		if s.last.ok && !success {
+			s.last.retried = s.retry.attempt
+		}
 		d.ev.kinds |= evRetryEnd
 		d.ev.endSuccess, d.ev.endAttempt = success, s.retry.attempt
 		if !success {
