@@ -509,7 +509,7 @@ func benchmarkNotes(b *testing.B, entries []Entry) {
 	a := NewSession(Policy{})
 	transcript := NewestFirst(entries)
 	b.ReportAllocs()
-	for b.Loop() {
+	for range b.N {
 		_ = a.Notes(now, Target{"anthropic", "m1"}, transcript)
 	}
 }

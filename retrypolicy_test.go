@@ -933,7 +933,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			r := NewSession(c.p)
 			b.ReportAllocs()
-			for b.Loop() {
+			for range b.N {
 				_ = r.Decide(c.o, t0)
 			}
 		})
@@ -941,7 +941,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("compact", func(b *testing.B) {
 		r := NewSession(Conservative())
 		b.ReportAllocs()
-		for b.Loop() {
+		for range b.N {
 			r.UserMessage(t0)
 			_ = r.Decide(overflow, t0)
 		}
@@ -949,7 +949,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("retry+events", func(b *testing.B) {
 		r := NewSession(Persistent())
 		b.ReportAllocs()
-		for b.Loop() {
+		for range b.N {
 			_ = r.Decide(overloaded, t0).Events()
 		}
 	})
@@ -960,7 +960,7 @@ func BenchmarkBackoff(b *testing.B) {
 	p.Jitter = JitterProportional
 	b.ReportAllocs()
 	var sink time.Duration
-	for i := 0; b.Loop(); i++ {
+	for i := range b.N {
 		sink += Backoff(p, i%12+1, 0.4)
 	}
 	_ = sink
