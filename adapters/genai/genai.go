@@ -54,9 +54,9 @@ const ProviderVertex = "vertex"
 // status word ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", ...), and Message a
 // JSON rendering of the error object, {"error":{"code","message","status",
 // "details"}}, so the classifier reads the message together with the
-// details' retryDelay and quota metric ids. When the server's body was not
-// a JSON error object the SDK keeps it as text: Message is then that text
-// and Code is empty.
+// details' retryDelay and quota metric ids (Code is empty when the object
+// has no status word). When the server's body was not a JSON error object
+// the SDK keeps it as text: Message is then that text and Code is empty.
 //
 // Any other error (context.Canceled, a deadline, a dropped connection, a
 // cut stream) gives a Failure with only Provider, Message (err.Error()) and
@@ -90,12 +90,17 @@ func failure(provider string, err error) erradvisor.Failure {
 		if apiErr.Code >= 100 && apiErr.Code <= 599 {
 			f.Status = apiErr.Code
 		}
-		if isStatusWord(apiErr.Status) {
+		switch {
+		case isStatusWord(apiErr.Status):
 			f.Code = apiErr.Status
 			f.Message = render(apiErr)
-		} else {
+		case apiErr.Status == "":
+			// A JSON error object without a status word.
+			f.Message = render(apiErr)
+		default:
 			// The body was not a JSON error object; the SDK kept it as
-			// text and put the HTTP status line in Status.
+			// text and put the HTTP status line ("502 Bad Gateway") in
+			// Status.
 			f.Message = strings.TrimSpace(apiErr.Message)
 		}
 	}

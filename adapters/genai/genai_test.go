@@ -511,6 +511,10 @@ func TestFailureWrappedAndPointer(t *testing.T) {
 			t.Errorf("Failure(%v) = %+v", err, f)
 		}
 	}
+	noStatus := adapter.Failure(genai.APIError{Code: 429, Message: "Resource has been exhausted (e.g. check quota)."})
+	if want := `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota)."}}`; noStatus.Message != want || noStatus.Code != "" || noStatus.Status != 429 {
+		t.Errorf("Failure of an error object without a status word = %+v", noStatus)
+	}
 	var nilPtr *genai.APIError
 	if f := adapter.Failure(fmt.Errorf("x: %w", nilPtr)); f.Status != 0 {
 		t.Errorf("Failure of a nil *APIError = %+v", f)
