@@ -394,10 +394,29 @@ const (
 	StopError
 	// StopAborted: the user aborted the request ("aborted").
 	StopAborted
+	// StopRefused: the response ended without an answer because the model
+	// refused or a content filter or safety check cut it (Anthropic
+	// "refusal", OpenAI "content_filter", Gemini "SAFETY", "RECITATION",
+	// "BLOCKLIST", "PROHIBITED_CONTENT"). Repeating the request gives the
+	// same answer.
+	StopRefused
+	// StopPaused: the provider paused a long-running turn and expects the
+	// conversation to be sent again as it is to let the model carry on
+	// (Anthropic "pause_turn").
+	StopPaused
+	// StopContextWindow: generation stopped because the context window was
+	// full (Anthropic "model_context_window_exceeded", Bedrock's context
+	// window stop). It is read as a context overflow.
+	StopContextWindow
+	// StopUnknown: the provider gave a stop or finish reason the host does
+	// not recognise, or one that marks an unusable turn (Gemini
+	// "MALFORMED_FUNCTION_CALL", "OTHER"). It is never read as a normal end.
+	StopUnknown
 )
 
 // String returns the reference agent's name: "stop", "length", "toolUse",
-// "error" or "aborted".
+// "error" or "aborted"; and "refused", "paused", "contextWindow" or
+// "unknown" for the reasons the reference agent does not have.
 func (s StopReason) String() string {
 	switch s {
 	case StopEndTurn:
@@ -410,6 +429,14 @@ func (s StopReason) String() string {
 		return "error"
 	case StopAborted:
 		return "aborted"
+	case StopRefused:
+		return "refused"
+	case StopPaused:
+		return "paused"
+	case StopContextWindow:
+		return "contextWindow"
+	case StopUnknown:
+		return "unknown"
 	}
 	return "stopReason(" + strconv.Itoa(int(s)) + ")"
 }
