@@ -54,8 +54,9 @@ var defaultRulesYAML []byte
 // with ParseRules, LoadRuleFile or DefaultRules, and combine sets with
 // NewClassifier. A RuleSet is immutable and safe for concurrent use.
 type RuleSet struct {
-	name  string
-	rules []*rule
+	name     string
+	rules    []*rule
+	concepts []concept
 }
 
 // RuleInfo describes one rule of a RuleSet.
@@ -68,6 +69,10 @@ type RuleInfo struct {
 	Status      []int
 	Codes       []string
 	Disabled    bool
+	// Tier is the rule's place in the evidence order ("abort", "provider",
+	// "hard_limit", "rate", "overflow", "permanent", "fault", "status"),
+	// as written or as defaulted.
+	Tier string
 	// File and Line say where the rule is defined.
 	File string
 	Line int
@@ -84,7 +89,7 @@ func (s *RuleSet) Rules() []RuleInfo {
 		out[i] = RuleInfo{
 			ID: r.id, Class: r.class, Reason: r.reason, Description: r.description,
 			Providers: slices.Clone(r.providers), Status: slices.Clone(r.status),
-			Codes: slices.Clone(r.codes), Disabled: r.disabled, File: s.name, Line: r.line,
+			Codes: slices.Clone(r.codes), Disabled: r.disabled, Tier: r.tier.String(), File: s.name, Line: r.line,
 		}
 	}
 	return out
@@ -136,10 +141,14 @@ type rule struct {
 	examples    []string
 	not         []string
 	line        int
+	tier        tier
+	clauses     [][]string // concept names that must meet in one clause, per entry
 
-	// Set when compiled into a Classifier: phrase ids in its matcher, and
-	// the ids reported when a stated wait moves the verdict.
+	// Set when compiled into a Classifier: phrase ids in its matcher,
+	// concept combination ids, and the ids reported when a stated wait
+	// moves the verdict.
 	matchID, allID, alsoID, unlessID []int32
+	comboID                          []int32
 	shortWaitID, longWaitID          string
 }
 
@@ -161,10 +170,12 @@ type ruleSpec struct {
 	Firm        bool     `yaml:"firm"`
 	Examples    []string `yaml:"examples"`
 	Not         []string `yaml:"not"`
+	Tier        string   `yaml:"tier"`
+	Clause      []string `yaml:"clause"`
 }
 
 var ruleKeys = []string{"id", "class", "reason", "description", "providers", "status", "codes",
-	"match", "all", "also", "unless", "regex", "disabled", "firm", "examples", "not"}
+	"match", "all", "also", "unless", "regex", "disabled", "firm", "examples", "not", "tier", "clause"}
 
 // maxRuleFileSize bounds what ParseRules reads.
 const maxRuleFileSize = 1 << 20
@@ -195,8 +206,16 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 	var list *yaml.Node
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k := top.Content[i]
+		if k.Value == "concepts" {
+			cs, err := parseConcepts(top.Content[i+1])
+			if err != nil {
+				return nil, fail(k.Line, "", "%v", err)
+			}
+			set.concepts = cs
+			continue
+		}
 		if k.Value != "rules" {
-			return nil, fail(k.Line, "", "unknown key %q (want 'rules')", k.Value)
+			return nil, fail(k.Line, "", "unknown key %q (want 'rules' or 'concepts')", k.Value)
 		}
 		list = top.Content[i+1]
 	}
@@ -393,8 +412,18 @@ func compileSpec(s ruleSpec) (*rule, error) {
 			return nil, fmt.Errorf("regex: %v", err)
 		}
 	}
-	if len(r.status) == 0 && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil {
-		return nil, errors.New("needs at least one of status, codes, match, all or regex")
+	if r.clauses, err = parseClauses(s.Clause); err != nil {
+		return nil, err
+	}
+	if len(r.status) == 0 && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.clauses) == 0 {
+		return nil, errors.New("needs at least one of status, codes, match, all, clause or regex")
+	}
+	if s.Tier != "" {
+		if r.tier, err = parseTier(s.Tier); err != nil {
+			return nil, err
+		}
+	} else {
+		r.tier = defaultTier(r)
 	}
 	return r, nil
 }
