@@ -237,9 +237,11 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 			if k&kindSpecial != 0 {
 				if skip := identifierEnd(text, i); skip > i {
 					// An identifier reads as one space.
+					if !prevSpace {
+						state = int(m.delta[state*nc+int(m.raw[' '])])
+						prevSpace = true
+					}
 					i = skip - 1
-					state = 0
-					prevSpace = true
 					continue
 				}
 				if clauseEnds(text, i) {
