@@ -13,39 +13,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Rules are data: a YAML document with a list of rules, each naming the class
-// and reason it decides and the evidence it needs.
-//
-//	rules:
-//	  - id: anthropic.overloaded            # unique; letters, digits, '.', '_', '-'
-//	    class: transient                    # transient overflow quota billing permanent canceled
-//	    reason: overloaded                  # one of the class's reasons
-//	    description: the API is temporarily overloaded
-//	    providers: [anthropic]              # guard: only for these providers (aliases understood)
-//	    status: [529]                       # guard: only for these HTTP statuses
-//	    codes: [overloaded_error]           # trigger: Failure.Code equals one of these
-//	    match: ["overloaded"]               # trigger: any of these phrases occurs
-//	    regex: 'retry in \d+'               # trigger: the regular expression matches (case-insensitive)
-//	    all: ["tokens per min"]             # constraint: every one of these phrases occurs
-//	    also: ["exceed", "longer than"]     # constraint: at least one of these phrases occurs
-//	    unless: ["quota"]                   # constraint: none of these phrases occurs
-//	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
-//	    not: ["rate limit exceeded"]        # texts the rule must not match
-//	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
-//
-// A rule applies when all its guards hold, at least one of its triggers fires
-// (when it has any), and its constraints hold. Rules are tried in order and
-// the first that applies decides, with one exception: within a layer, the
-// rules that read only the status (guards and nothing else) are tried after
-// the rules that read text, on the body and then on the Go error's text. Phrases are compared case-insensitively,
-// with '_' and '-' read as spaces and runs of white space as one space, so
-// "context_length_exceeded" contains the phrase "context length exceeded".
-// A phrase never matches across the boundary between Failure.Code and
-// Failure.Message. Prefer phrases; use a regular expression only where a
-// shape with numbers demands it.
-//
-// A rule with `disabled: true` removes the rule of the same id from the
-// layers below it.
+// The rule format (rules, concepts, tiers) is documented in the package
+// documentation, doc.go, so that go doc shows it.
 
 //go:embed rules.yaml
 var defaultRulesYAML []byte
