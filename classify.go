@@ -375,6 +375,13 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 			conceptOf[pid] |= 1 << uint(ci)
 		}
 	}
+	for _, w := range idMarkers {
+		pid := id(normalizePhrase(w))
+		for int(pid) >= len(conceptOf) {
+			conceptOf = append(conceptOf, 0)
+		}
+		conceptOf[pid] |= idMarkerBit
+	}
 	var combos []uint64
 	combo := func(names []string) (int32, error) {
 		var mask uint64

@@ -88,6 +88,18 @@ func TestIdentifiersAreNotProse(t *testing.T) {
 			t.Errorf("%q: %s/%s by %s, want unknown", msg, got.Class, got.Reason, got.Rule)
 		}
 	}
+	for _, tt := range []struct {
+		msg  string
+		want Class
+	}{
+		{"429 Rate limit reached. Request id: req_context_length_exceeded_abc", Transient},
+		{`{"id": "chatcmpl-quota-exceeded-1", "error": {"message": "Internal server error"}}`, Transient},
+		{"request_id=insufficient_balance_77 upstream said: bad gateway", Transient},
+	} {
+		if got := Classify(Failure{Message: tt.msg}); got.Class != tt.want {
+			t.Errorf("%q: %s/%s by %s, want %s", tt.msg, got.Class, got.Reason, got.Rule, tt.want)
+		}
+	}
 	// Text after an identifier is still read.
 	got := Classify(Failure{Message: "POST https://api.example.com/v1/chat: prompt is too long"})
 	if got.Class != Overflow {

@@ -15,6 +15,9 @@ import "errors"
 //     quote or bracket) and a path that starts a word ("/v1/chat/completions")
 //     are skipped: no phrase matches inside them, so a documentation link
 //     whose anchor reads "context-window" is no evidence of an overflow.
+//   - The token after a word that announces an identifier ("request id:",
+//     `"id":`, "trace id") is skipped the same way, so a request id such as
+//     "req_context_length_exceeded_01" is no evidence either.
 //   - Clauses are tracked. A sentence end ('.', '!' or '?' before a space or
 //     the end), ';', '|', a line break and the Chinese full stop end a
 //     clause. Concepts (see rules.go) are recorded per clause, and a
@@ -103,6 +106,13 @@ var errTooManyStates = errors.New("phrases too many or too long to compile")
 // errTooManyCombos is returned for rules that name too many distinct concept
 // combinations.
 var errTooManyCombos = errors.New("more than 64 distinct concept combinations")
+
+// idMarkers announce that the next token is an identifier.
+var idMarkers = []string{"request id", "requestid", `"id"`, "'id'", "trace id", "traceid", "correlation id",
+	"req id", "event id", "response id", "message id"}
+
+// idMarkerBit marks, in a state's concept mask, that an id marker ends there.
+const idMarkerBit = uint64(1) << 63
 
 // maxCombos bounds the concept combinations of one Classifier (a bit each).
 const maxCombos = 64
@@ -230,8 +240,27 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 	prevSpace := true
 	nc := m.nclass
 	var clause uint64 // concepts seen in the current clause
+	pendingID := false // an id marker was read; its token is still to come
 	for i := 0; i < len(text); i++ {
 		c := text[i]
+		if pendingID {
+			switch {
+			case alnum(c):
+				// The identifier reads as one space.
+				pendingID = false
+				if !prevSpace {
+					state = int(m.delta[state*nc+int(m.raw[' '])])
+					prevSpace = true
+				}
+				for i+1 < len(text) && !identEnd[text[i+1]] {
+					i++
+				}
+				continue
+			case c == ':' || c == '=' || c == '"' || c == '\'' || c == ' ' || c == '#':
+			default:
+				pendingID = false
+			}
+		}
 		k := byteKind[c]
 		if k != 0 {
 			if k&kindSpecial != 0 {
@@ -280,6 +309,10 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 			t = int(m.dict[t])
 		}
 		if cm := m.concept[state]; cm != 0 && cm&^clause != 0 {
+			if cm&idMarkerBit != 0 {
+				pendingID = true
+				cm &^= idMarkerBit
+			}
 			clause |= cm
 			for k, cb := range m.combos {
 				if cb&clause == cb {

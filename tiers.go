@@ -84,8 +84,9 @@ func defaultTier(r *rule) tier {
 	return tierFault
 }
 
-// maxConcepts bounds the concepts of one Classifier (a bit each).
-const maxConcepts = 64
+// maxConcepts bounds the concepts of one Classifier (a bit each; the last
+// bit of the mask marks the words that announce an identifier).
+const maxConcepts = 63
 
 // concept is a named vocabulary: words that all stand for one idea.
 type concept struct {
