@@ -239,7 +239,7 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 	state := 0
 	prevSpace := true
 	nc := m.nclass
-	var clause uint64 // concepts seen in the current clause
+	var clause uint64  // concepts seen in the current clause
 	pendingID := false // an id marker was read; its token is still to come
 	for i := 0; i < len(text); i++ {
 		c := text[i]
