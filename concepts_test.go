@@ -51,6 +51,16 @@ func TestConceptWordings(t *testing.T) {
 		{"The stream ended with an empty response.", verdict{Transient, ReasonStream}},
 		{"fetch failed: other side closed", verdict{Transient, ReasonNetwork}},
 		{"x509: certificate has expired or is not yet valid", verdict{Permanent, ReasonInvalidRequest}},
+		{"x509: certificate signed by unknown authority", verdict{Permanent, ReasonInvalidRequest}},
+		{"Token count 50000 exceeds your TPM of 40000", verdict{Transient, ReasonRateLimit}},
+		{"The total number of tokens in the messages (300000) exceeds the limit (262144)", verdict{Overflow, ReasonContextWindow}},
+		{"请求的 token 数超过模型上下文长度", verdict{Overflow, ReasonContextWindow}},
+		{"Your trial has expired. Please upgrade to continue.", verdict{Quota, ReasonUsageLimit}},
+		{`Server Error: {"error":{"message":"no quota left"}}`, verdict{Quota, ReasonQuota}},
+		{`upstream error: {"error":{"message":"Your credit balance is too low"}}`, verdict{Billing, ReasonCredits}},
+		{"User cancelled the request", verdict{Canceled, ReasonAborted}},
+		{"Model stream ended without a finish reason", verdict{Transient, ReasonStream}},
+		{"Unable to reach the model provider", verdict{Transient, ReasonNetwork}},
 	} {
 		got := Classify(Failure{Message: tt.msg})
 		if diff := cmp.Diff(tt.want, verdict{got.Class, got.Reason}); diff != "" {
@@ -68,9 +78,12 @@ func TestConceptsNeedOneClause(t *testing.T) {
 		"context deadline exceeded",
 		"500 tokens exceeded the maximum",
 		"frequency_penalty must be between -2.0 and 2.0",
+		"Error: Input buffer exceeded on read",
+		"The endpoint /v1/chat/completion does not exist",
+		"upstream connect error or disconnect/reset before headers. reset reason: overflow",
 	} {
 		got := Classify(Failure{Message: msg})
-		if got.Class == Quota || got.Class == Overflow || got.Class == Transient && got.Reason == ReasonRateLimit {
+		if got.Class == Quota || got.Class == Overflow || got.Reason == ReasonRateLimit || got.Reason == ReasonModelNotFound {
 			t.Errorf("%q: %s/%s by %s", msg, got.Class, got.Reason, got.Rule)
 		}
 	}
