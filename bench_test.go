@@ -247,3 +247,122 @@ func TestClassifyErrorAllocs(t *testing.T) {
 		}
 	}
 }
+
+// ceilingDFA is the least an automaton scan can do: a 256-entry byte-class
+// table and a small transition table, one look-up of each per byte. It
+// finds one fixed word (lower-case ASCII, case folded by the class table),
+// compiled the way a KMP automaton is. Benchmarks run it over the same
+// inputs as Classify, as the practical ceiling of any automaton scan.
+type ceilingDFA struct {
+	class  [256]uint8
+	nclass int
+	delta  []uint8
+	accept uint8
+}
+
+func newCeilingDFA(word string) *ceilingDFA {
+	d := &ceilingDFA{}
+	for i := 0; i < len(word); i++ {
+		if d.class[word[i]] == 0 {
+			d.nclass++
+			d.class[word[i]] = uint8(d.nclass)
+		}
+	}
+	d.nclass++
+	for b := 'A'; b <= 'Z'; b++ {
+		d.class[b] = d.class[b+'a'-'A']
+	}
+	n := len(word) + 1
+	d.delta = make([]uint8, n*d.nclass)
+	// KMP: state s has matched word[:s]; x is the state of the longest
+	// proper border.
+	x := 0
+	for s := 0; s < n; s++ {
+		for c := 0; c < d.nclass; c++ {
+			if s < len(word) && int(d.class[word[s]]) == c {
+				d.delta[s*d.nclass+c] = uint8(s + 1)
+			} else if s > 0 {
+				d.delta[s*d.nclass+c] = d.delta[x*d.nclass+c]
+			}
+		}
+		if s > 0 && s < len(word) {
+			x = int(d.delta[x*d.nclass+int(d.class[word[s]])])
+		}
+	}
+	d.accept = uint8(len(word))
+	return d
+}
+
+// count scans text once and returns how often the word ends in it.
+func (d *ceilingDFA) count(text string) int {
+	s, n, nc := 0, 0, d.nclass
+	for i := 0; i < len(text); i++ {
+		s = int(d.delta[s*nc+int(d.class[text[i]])])
+		if uint8(s) == d.accept {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCeilingDFA(t *testing.T) {
+	d := newCeilingDFA("abab")
+	for _, tt := range []struct {
+		text string
+		want int
+	}{{"", 0}, {"abab", 1}, {"ababab", 2}, {"xxABABx", 1}, {"abaabab", 1}} {
+		if got := d.count(tt.text); got != tt.want {
+			t.Errorf("count(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkDFACeiling runs the ceiling DFA over the fixtures' messages.
+func BenchmarkDFACeiling(b *testing.B) {
+	fs := fixtureFailures(b)
+	d := newCeilingDFA("bad gateway")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range fs {
+			_ = d.count(fs[j].Message)
+		}
+	}
+}
+
+// BenchmarkDFACeiling1MiBHTML runs the ceiling DFA over the 1 MiB page of
+// BenchmarkClassify1MiBHTML.
+func BenchmarkDFACeiling1MiBHTML(b *testing.B) {
+	page := htmlPage(1 << 20)
+	d := newCeilingDFA("bad gateway")
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = d.count(page)
+	}
+}
+
+// BenchmarkClassifyVsCeiling1MiB times Classify and the ceiling DFA on the
+// same 1 MiB page, alternating, and reports ceiling time over Classify time
+// ("x-of-ceiling": 1.0 means as fast as the ceiling).
+func BenchmarkClassifyVsCeiling1MiB(b *testing.B) {
+	page := htmlPage(1 << 20)
+	f := Failure{Status: 502, Message: page}
+	d := newCeilingDFA("bad gateway")
+	if _, err := DefaultClassifier(); err != nil {
+		b.Fatal(err)
+	}
+	var tc, td time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		_ = Classify(f)
+		t1 := time.Now()
+		_ = d.count(page)
+		td += time.Since(t1)
+		tc += t1.Sub(t0)
+	}
+	if tc > 0 {
+		b.ReportMetric(float64(td)/float64(tc), "x-of-ceiling")
+	}
+}

@@ -206,11 +206,60 @@ type Classification struct {
 	// ResetAt is when a Quota or Billing limit resets, when the text states
 	// a reset time or a duration (anchored at Failure.At); zero otherwise.
 	ResetAt time.Time
+	// Evidence says what kind of evidence decided: the Go error chain, the
+	// x-should-retry header, a structured code, the text, or the status
+	// alone. A host may trust a verdict from weak evidence less (a bare 500
+	// says little; an error type such as "insufficient_quota" says much).
+	Evidence Evidence
+}
+
+// Evidence is the kind of evidence a Classification rests on, from none to
+// the strongest. The zero value is EvidenceNone.
+type Evidence uint8
+
+// The kinds of evidence, weakest first.
+const (
+	// EvidenceNone means nothing decided: the class is Unknown.
+	EvidenceNone Evidence = iota
+	// EvidenceStatus means the HTTP status alone decided (a status-only
+	// rule, including a status read from the text such as "HTTP 503").
+	EvidenceStatus
+	// EvidenceText means a text rule decided: a phrase, a concept
+	// combination or a regular expression found in the message.
+	EvidenceText
+	// EvidenceCode means a structured error code or type decided:
+	// Failure.Code equal to one of a rule's codes.
+	EvidenceCode
+	// EvidenceHeader means the x-should-retry response header decided.
+	EvidenceHeader
+	// EvidenceChain means the Go error chain decided (context.Canceled,
+	// a deadline, a syscall error, a DNS error, ...).
+	EvidenceChain
+
+	numEvidence
+)
+
+var evidenceNames = [numEvidence]string{
+	EvidenceNone:   "none",
+	EvidenceStatus: "status",
+	EvidenceText:   "text",
+	EvidenceCode:   "code",
+	EvidenceHeader: "header",
+	EvidenceChain:  "chain",
+}
+
+// String returns the lower-case name of the evidence kind ("status",
+// "text", ...). An out-of-range value prints as "evidence(N)".
+func (e Evidence) String() string {
+	if e < numEvidence {
+		return evidenceNames[e]
+	}
+	return fmt.Sprintf("evidence(%d)", uint8(e))
 }
 
 // LogValue implements slog.LogValuer: a group of the non-empty fields.
 func (c Classification) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, 5)
+	attrs := make([]slog.Attr, 0, 6)
 	attrs = append(attrs, slog.String("class", c.Class.String()))
 	if c.Reason != "" {
 		attrs = append(attrs, slog.String("reason", string(c.Reason)))
@@ -224,6 +273,9 @@ func (c Classification) LogValue() slog.Value {
 	if !c.ResetAt.IsZero() {
 		attrs = append(attrs, slog.Time("reset_at", c.ResetAt))
 	}
+	if c.Evidence != EvidenceNone {
+		attrs = append(attrs, slog.String("evidence", c.Evidence.String()))
+	}
 	return slog.GroupValue(attrs...)
 }
 
@@ -231,17 +283,19 @@ func (c Classification) LogValue() slog.Value {
 // NewClassifier; the package-level Classify uses the embedded defaults. A
 // Classifier is immutable once built and safe for concurrent use.
 type Classifier struct {
-	rules   []*rule
-	layers  []int // end index in rules of each layer
+	rules   []*rule // in evidence order: by tier, then by layer
 	m       *matcher
 	anchors [numAnchors]int32 // phrase ids of the anchor phrases
 }
 
 // NewClassifier compiles rule sets into a Classifier. Layers come highest
-// priority first: every rule of a layer is tried before any rule of the
-// layers after it, and a rule id in a higher layer hides the rule of the
-// same id below it (a disabled rule only hides). To layer a project file
-// over a user file over the defaults:
+// priority first. Layers merge within a tier (see the rule format): every
+// rule of a tier is tried before any rule of a later tier, whatever layer it
+// comes from, and within a tier the rules of a higher layer come first. So a
+// project rule that reads only the status never beats a default rule that
+// reads the text. A rule id in a higher layer hides the rule of the same id
+// below it (a disabled rule only hides). Concept vocabularies of all layers
+// are joined. To layer a project file over a user file over the defaults:
 //
 //	defaults, _ := erradvisor.DefaultRules()
 //	c, err := erradvisor.NewClassifier(project, user, defaults)
@@ -289,7 +343,11 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 				c.rules = append(c.rules, r)
 			}
 		}
-		c.layers = append(c.layers, len(c.rules))
+	}
+	orderByTier(c.rules)
+	concepts, err := mergeConcepts(layers)
+	if err != nil {
+		return nil, err
 	}
 	// One phrase list for all rules and anchors.
 	ids := map[string]int32{}
@@ -305,6 +363,40 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 	}
 	for i, p := range anchorPhrases {
 		c.anchors[i] = id(normalizePhrase(p))
+	}
+	// Concept words are phrases too; each phrase knows its concepts.
+	var conceptOf []uint64
+	for ci, cn := range concepts {
+		for _, w := range cn.words {
+			pid := id(w)
+			for int(pid) >= len(conceptOf) {
+				conceptOf = append(conceptOf, 0)
+			}
+			conceptOf[pid] |= 1 << uint(ci)
+		}
+	}
+	for _, w := range idMarkers {
+		pid := id(normalizePhrase(w))
+		for int(pid) >= len(conceptOf) {
+			conceptOf = append(conceptOf, 0)
+		}
+		conceptOf[pid] |= idMarkerBit
+	}
+	var combos []uint64
+	combo := func(names []string) (int32, error) {
+		var mask uint64
+		for _, n := range names {
+			ci := slices.IndexFunc(concepts, func(cn concept) bool { return cn.name == n })
+			if ci < 0 {
+				return 0, fmt.Errorf("unknown concept %q", n)
+			}
+			mask |= 1 << uint(ci)
+		}
+		if k := slices.Index(combos, mask); k >= 0 {
+			return int32(k), nil
+		}
+		combos = append(combos, mask)
+		return int32(len(combos) - 1), nil
 	}
 	compiled := make([]*rule, len(c.rules))
 	for i, r := range c.rules {
@@ -322,10 +414,18 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		for _, p := range r.unless {
 			cr.unlessID = append(cr.unlessID, id(p))
 		}
+		cr.comboID = nil
+		for _, names := range r.clauses {
+			k, err := combo(names)
+			if err != nil {
+				return nil, fmt.Errorf("rule %q: %v", r.id, err)
+			}
+			cr.comboID = append(cr.comboID, k)
+		}
 		compiled[i] = withWaitIDs(&cr)
 	}
 	c.rules = compiled
-	m, err := newMatcher(phrases)
+	m, err := newMatcher(phrases, conceptOf, combos)
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +477,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 	}
 	if f.Err != nil {
 		if cl, ok := classifyErrChain(f.Err); ok {
+			cl.Evidence = EvidenceChain
 			if cl.Class != Canceled {
 				cl.RetryAfter = RetryAfter(f.Header, f.At)
 			}
@@ -410,47 +511,35 @@ func (c *Classifier) Classify(f Failure) Classification {
 	prov := c.provider(f.Provider)
 	xsr := header(f.Header, "X-Should-Retry", "x-should-retry")
 
-	// Layer by layer: the rules that read text, on the body and then on the
-	// Go error's own text; then the rules that read only the status.
+	// The rules are in evidence order (by tier, then by layer). First the
+	// rules that read text, on the body and then on the Go error's own
+	// text; then the rules that read only the status.
 	noTransient := xsr == "false"
-	var errText string
-	var errHits hits
-	var errStack [32]uint64
-	var r *rule
-	start := 0
-	for _, end := range c.layers {
-		layer := c.rules[start:end]
-		start = end
-		if r = firstRule(layer, prov, status, f.Code, msg, &h, noTransient, false); r != nil {
-			break
+	r, ev := firstRule(c.rules, prov, status, f.Code, msg, &h, noTransient, false)
+	if r == nil && f.Err != nil && f.Message != "" {
+		var errStack [32]uint64
+		var errHits hits
+		errText := f.Err.Error()
+		if len(set) > len(errStack) {
+			errHits.set = make([]uint64, len(set))
+		} else {
+			errHits.set = errStack[:len(set)]
 		}
-		if f.Err != nil && f.Message != "" {
-			if errHits.set == nil {
-				errText = f.Err.Error()
-				if len(set) > len(errStack) {
-					errHits.set = make([]uint64, len(set))
-				} else {
-					errHits.set = errStack[:len(set)]
-				}
-				// The failure's text is the body and the error's text
-				// together: an 'unless' phrase in the body still counts.
-				copy(errHits.set, set)
-				c.m.scan(errText, &errHits, nil, nil)
-			}
-			if r = firstRule(layer, prov, status, f.Code, errText, &errHits, noTransient, false); r != nil {
-				break
-			}
-		}
-		if r = firstRule(layer, prov, status, f.Code, msg, &h, noTransient, true); r != nil {
-			break
-		}
+		// The failure's text is the body and the error's text together: an
+		// 'unless' phrase in the body still counts.
+		copy(errHits.set, set)
+		c.m.scan(errText, &errHits, nil, nil)
+		r, ev = firstRule(c.rules, prov, status, f.Code, errText, &errHits, noTransient, false)
+	}
+	if r == nil {
+		r, ev = firstRule(c.rules, prov, status, f.Code, msg, &h, noTransient, true)
 	}
 	if xsr == "true" && (r == nil || r.class != Transient) {
-		r = headerRule(status)
+		r, ev = headerRule(status), EvidenceHeader
 	}
 	var cl Classification
 	if r != nil {
-		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id}
+		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id, Evidence: ev}
 	}
 
 	// Stated waits: the longer of the headers' and the body's is the floor.
@@ -474,19 +563,19 @@ func (c *Classifier) Classify(f Failure) Classification {
 	return cl
 }
 
-// firstRule returns the first of rules that applies, or nil: among the rules
-// that read text, or with statusOnly among those that read only the status
-// and the provider.
-func firstRule(rules []*rule, prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) *rule {
+// firstRule returns the first of rules that applies and the evidence it
+// rests on, or nil: among the rules that read text, or with statusOnly among
+// those that read only the status and the provider.
+func firstRule(rules []*rule, prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) (*rule, Evidence) {
 	for _, r := range rules {
-		if noTransient && r.class == Transient || r.statusOnly() != statusOnly {
+		if noTransient && r.class == Transient || r.late() != statusOnly {
 			continue
 		}
-		if r.applies(prov, status, code, msg, h) {
-			return r
+		if ev := r.applies(prov, status, code, msg, h); ev != EvidenceNone {
+			return r, ev
 		}
 	}
-	return nil
+	return nil, EvidenceNone
 }
 
 // headerRules are the verdicts of "x-should-retry: true" by the transient
@@ -508,49 +597,65 @@ func withWaitIDs(r *rule) *rule {
 	return r
 }
 
+// late reports whether r is tried only after every rule that reads text: a
+// rule of the status tier that reads no text.
+func (r *rule) late() bool { return r.tier == tierStatus && r.statusOnly() }
+
 // statusOnly reports whether r reads no text: it has guards and nothing else.
 func (r *rule) statusOnly() bool {
 	return len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && len(r.also) == 0 &&
-		len(r.unless) == 0 && r.re == nil
+		len(r.unless) == 0 && r.re == nil && len(r.clauses) == 0
 }
 
-// applies reports whether r's guards, triggers and constraints hold.
-func (r *rule) applies(prov string, status int, code, msg string, h *hits) bool {
+// applies reports whether r's guards, triggers and constraints hold, as the
+// evidence the verdict rests on, or EvidenceNone when they do not.
+func (r *rule) applies(prov string, status int, code, msg string, h *hits) Evidence {
 	if len(r.providers) > 0 && !slices.Contains(r.providers, prov) {
-		return false
+		return EvidenceNone
 	}
 	if len(r.status) > 0 && !slices.Contains(r.status, status) {
-		return false
+		return EvidenceNone
 	}
 	for _, id := range r.allID {
 		if !h.has(id) {
-			return false
+			return EvidenceNone
 		}
 	}
 	for _, id := range r.unlessID {
 		if h.has(id) {
-			return false
+			return EvidenceNone
 		}
 	}
 	if len(r.alsoID) > 0 && !slices.ContainsFunc(r.alsoID, h.has) {
-		return false
+		return EvidenceNone
 	}
-	if len(r.codes) == 0 && len(r.matchID) == 0 && r.re == nil {
-		return true
+	if len(r.codes) == 0 && len(r.matchID) == 0 && r.re == nil && len(r.comboID) == 0 {
+		if r.statusOnly() {
+			return EvidenceStatus
+		}
+		return EvidenceText
 	}
 	if code != "" {
 		for _, cd := range r.codes {
 			if strings.EqualFold(cd, code) {
-				return true
+				return EvidenceCode
 			}
 		}
 	}
 	for _, id := range r.matchID {
 		if h.has(id) {
-			return true
+			return EvidenceText
 		}
 	}
-	return r.re != nil && r.re.MatchString(msg)
+	for _, k := range r.comboID {
+		if h.hasCombo(k) {
+			return EvidenceText
+		}
+	}
+	if r.re != nil && r.re.MatchString(msg) {
+		return EvidenceText
+	}
+	return EvidenceNone
 }
 
 // ruleMatchesExample reports whether the compiled rule r (one of c.rules)
@@ -565,14 +670,14 @@ func (c *Classifier) ruleMatchesExample(r *rule, text string, buf []uint64) bool
 		status = r.status[0]
 	}
 	msg := text
-	if len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.codes) > 0 {
+	if len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.clauses) == 0 && len(r.codes) > 0 {
 		code, msg = text, ""
 	}
 	clear(buf)
 	h := hits{set: buf}
 	c.m.scan(msg, &h, nil, nil)
 	c.m.scan(code, &h, nil, nil)
-	return r.applies(prov, status, code, msg, &h)
+	return r.applies(prov, status, code, msg, &h) != EvidenceNone
 }
 
 // provider returns the canonical id of p, without allocating.

@@ -57,4 +57,90 @@
 //
 // Command failures the model cannot see (an extension command that threw)
 // go to s.CommandFailed, and surface once in the next request's notes.
+//
+// # Rule format
+//
+// Rules are data: a YAML document with a list of rules, each naming the class
+// and reason it decides and the evidence it needs, and an optional list of
+// concepts the rules can name.
+//
+//	concepts:                               # optional; vocabularies, see below
+//	  quota: [quota, 配额, 额度]
+//	  excess: [exceed, "too many", 超出]
+//	rules:
+//	  - id: anthropic.overloaded            # unique; letters, digits, '.', '_', '-'
+//	    tier: provider                      # place in the evidence order (see below); optional
+//	    class: transient                    # transient overflow quota billing permanent canceled
+//	    reason: overloaded                  # one of the class's reasons
+//	    description: the API is temporarily overloaded
+//	    providers: [anthropic]              # guard: only for these providers (aliases understood)
+//	    status: [529]                       # guard: only for these HTTP statuses
+//	    codes: [overloaded_error]           # trigger: Failure.Code equals one of these
+//	    match: ["overloaded"]               # trigger: any of these phrases occurs
+//	    clause: ["quota + excess"]          # trigger: a word of each named concept occurs in one clause
+//	    regex: 'retry in \d+'               # trigger: the regular expression matches (case-insensitive)
+//	    all: ["tokens per min"]             # constraint: every one of these phrases occurs
+//	    also: ["exceed", "longer than"]     # constraint: at least one of these phrases occurs
+//	    unless: ["quota"]                   # constraint: none of these phrases occurs
+//	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
+//	    not: ["rate limit exceeded"]        # texts the rule must not match
+//	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
+//
+// A rule applies when all its guards hold, at least one of its triggers fires
+// (when it has any), and its constraints hold.
+//
+// # Rule text
+//
+// Phrases are compared case-insensitively, with '_' and '-' read as spaces
+// and runs of white space as one space, so "context_length_exceeded" contains
+// the phrase "context length exceeded". A phrase never matches across the
+// boundary between Failure.Code and Failure.Message. URLs ("https://..." up
+// to the next space, quote or bracket) and paths that start a word
+// ("/v1/chat/completions") are not read at all: a link whose anchor says
+// "context-window" is no evidence. Prefer phrases and concepts; use a
+// regular expression only where a shape with numbers demands it.
+//
+// # Rule concepts
+//
+// A concept is a named vocabulary: words, in any language, that stand for
+// one idea ("excess": exceed, too long, 超出, ...). A `clause` entry joins
+// concept names with '+' and fires when a word of each occurs within one
+// clause of the text, in any order and with any words between, so
+// "quota has been exceeded", "exceeded your quota" and "额度已超出" all
+// satisfy "quota + excess". A clause ends at a line break, ';', '|', a '.',
+// '!' or '?' before a space, a quote or the end, and at "。". Words are
+// stems: "exceed" also finds "exceeds", "exceeded" and "exceeding". A rule
+// file may name the concepts of the defaults without defining them, and may
+// extend one by listing it again: the words of all layers are joined. At
+// most 64 concepts and 64 distinct clause combinations exist per Classifier.
+//
+// # Rule tiers
+//
+// The tier places a rule in the order of evidence. From first to last:
+//
+//	abort       the caller aborted
+//	provider    a provider's documented wording or code
+//	hard_limit  limits waiting does not clear: requests too large, quotas, budgets, suspensions, billing
+//	rate        rate limits and capacity (before overflow: a throttle that mentions tokens is no overflow)
+//	overflow    the prompt does not fit the context window
+//	permanent   request and configuration errors
+//	fault       server, stream, timeout and network faults
+//	status      the HTTP status, with at most a word of text
+//
+// A rule without a tier gets one: `provider` when it names providers,
+// `status` when it reads only the status, otherwise by its class (canceled:
+// abort; quota and billing: hard_limit; transient rate_limit and overloaded:
+// rate; overflow: overflow; permanent: permanent; other transient: fault).
+//
+// Layers merge within a tier (see [NewClassifier]): every rule of a tier is
+// tried before any rule of a later tier, and within a tier the rules of a
+// higher layer come first, each layer's rules in file order. The rules that
+// read text are tried on the body and then on the Go error's text; the rules
+// of the status tier that read only the status come after all of them. So a
+// user rule `status: [400]` never beats a default rule that reads "maximum
+// context length" in the body; to override a default, name a stronger tier
+// or disable the default rule by its id.
+//
+// A rule with `disabled: true` removes the rule of the same id from the
+// layers below it.
 package erradvisor

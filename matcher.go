@@ -8,6 +8,23 @@ import "errors"
 // the same normalisation: ASCII letters lower-cased, '_' and '-' read as a
 // space, and runs of white space read as one space. So "rate_limit_error",
 // "Rate-Limit error" and "rate limit\n error" all contain "rate limit error".
+//
+// The same pass does three more things, so that no second pass is needed:
+//
+//   - Identifiers are not prose. A URL ("scheme://..." up to the next space,
+//     quote or bracket) and a path that starts a word ("/v1/chat/completions")
+//     are skipped: no phrase matches inside them, so a documentation link
+//     whose anchor reads "context-window" is no evidence of an overflow.
+//   - The token after a word that announces an identifier ("request id:",
+//     `"id":`, "trace id") is skipped the same way, so a request id such as
+//     "req_context_length_exceeded_01" is no evidence either.
+//   - Clauses are tracked. A sentence end ('.', '!' or '?' before a space or
+//     the end), ';', '|', a line break and the Chinese full stop end a
+//     clause. Concepts (see rules.go) are recorded per clause, and a
+//     combination of concepts holds when a word of each occurred within one
+//     clause.
+//   - Concept words are stems: a word matches wherever it occurs, so
+//     "exceed" also finds "exceeds", "exceeded" and "exceeding".
 
 // normByte maps an input byte to its normalised form.
 var normByte = func() (t [256]byte) {
@@ -46,26 +63,69 @@ func normalizePhrase(p string) string {
 // maxStates bounds the automaton so that states fit in a uint16.
 const maxStates = 1<<16 - 1
 
+// Byte kinds the scan loop tells apart with one table look-up.
+const (
+	kindSpace   = 1 << iota // normalises to a space
+	kindSpecial             // may end a clause or start an identifier: look closer
+)
+
+// byteKind maps an input byte to its kind bits.
+var byteKind = func() (t [256]uint8) {
+	for i := range t {
+		if normByte[i] == ' ' {
+			t[i] |= kindSpace
+		}
+	}
+	for _, b := range []byte{'.', '!', '?', ';', '|', '\n', ':', '/', 0xE3} {
+		t[b] |= kindSpecial
+	}
+	return t
+}()
+
 // matcher is an immutable compiled phrase automaton.
 type matcher struct {
 	class   [256]uint8 // normalised byte -> byte class (0: a byte no phrase uses)
 	raw     [256]uint8 // input byte -> class of its normalised form
-	space   [256]bool  // input byte -> it normalises to a space
 	nclass  int
 	delta   []uint16 // state*nclass + class -> next state
 	own     []int32  // state -> the phrase that ends exactly there, or -1
 	dict    []uint16 // state -> nearest state on its failure chain with a phrase, or 0
 	first   []uint16 // state -> itself when it ends a phrase, else dict; 0: no phrase ends here
+	concept []uint64 // state -> concepts of every phrase ending there (on its chain)
 	nphrase int
+
+	// combos are the concept combinations rules ask for, each a mask of
+	// concepts; combination k holds when its mask is a subset of the
+	// concepts seen in one clause.
+	combos []uint64
 }
 
 // errTooManyStates is returned for a rule set whose phrases do not fit.
 var errTooManyStates = errors.New("phrases too many or too long to compile")
 
+// errTooManyCombos is returned for rules that name too many distinct concept
+// combinations.
+var errTooManyCombos = errors.New("more than 64 distinct concept combinations")
+
+// idMarkers announce that the next token is an identifier.
+var idMarkers = []string{"request id", "requestid", `"id"`, "'id'", "trace id", "traceid", "correlation id",
+	"req id", "event id", "response id", "message id"}
+
+// idMarkerBit marks, in a state's concept mask, that an id marker ends there.
+const idMarkerBit = uint64(1) << 63
+
+// maxCombos bounds the concept combinations of one Classifier (a bit each).
+const maxCombos = 64
+
 // newMatcher compiles phrases (already normalised, non-empty). Phrase i
-// reports id i.
-func newMatcher(phrases []string) (*matcher, error) {
-	m := &matcher{nphrase: len(phrases)}
+// reports id i. concepts, when not nil, gives for each phrase the mask of
+// the concepts it is a word of; combos are the concept combinations to
+// track per clause (at most maxCombos).
+func newMatcher(phrases []string, concepts []uint64, combos []uint64) (*matcher, error) {
+	if len(combos) > maxCombos {
+		return nil, errTooManyCombos
+	}
+	m := &matcher{nphrase: len(phrases), combos: combos}
 	// Byte classes: one per distinct byte used by a phrase, 0 for the rest.
 	for _, p := range phrases {
 		for i := 0; i < len(p); i++ {
@@ -81,7 +141,6 @@ func newMatcher(phrases []string) (*matcher, error) {
 	m.nclass++
 	for b := range 256 {
 		m.raw[b] = m.class[normByte[b]]
-		m.space[b] = normByte[b] == ' '
 	}
 
 	// Trie, built straight into the dense table: while a row has not been
@@ -122,6 +181,7 @@ func newMatcher(phrases []string) (*matcher, error) {
 		}
 	}
 	m.first = make([]uint16, states)
+	m.concept = make([]uint64, states)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -129,6 +189,11 @@ func newMatcher(phrases []string) (*matcher, error) {
 			m.dict[s] = uint16(f)
 		} else {
 			m.dict[s] = m.dict[f]
+		}
+		// The failure state is shallower, so its concepts are final.
+		m.concept[s] = m.concept[fail[s]]
+		if id := m.own[s]; id >= 0 && int(id) < len(concepts) {
+			m.concept[s] |= concepts[id]
 		}
 		if m.own[s] >= 0 {
 			m.first[s] = uint16(s)
@@ -148,35 +213,87 @@ func newMatcher(phrases []string) (*matcher, error) {
 	return m, nil
 }
 
-// hits is the set of phrases found in a text, and where the first occurrence
-// of each anchor phrase ended.
+// hits is the set of phrases found in a text, and the concept combinations
+// that held within one clause.
 type hits struct {
-	set []uint64
+	set    []uint64
+	combos uint64
 }
 
 func (h *hits) has(id int32) bool { return h.set[id>>6]&(1<<(uint(id)&63)) != 0 }
 
-// scan adds to h every phrase found in text. For the phrase ids in anchors
-// (a small list), firstEnd records the index in text of the last byte of the
-// first occurrence, or leaves -1.
+// hasCombo reports whether concept combination k held within a clause.
+func (h *hits) hasCombo(k int32) bool { return h.combos&(1<<(uint(k)&63)) != 0 }
+
+// scan adds to h every phrase found in text, and every concept combination
+// found within one clause. For the phrase ids in anchors (a small list),
+// firstEnd records the index in text of the last byte of the first
+// occurrence, or leaves -1.
 //
 // The work is linear in the text plus the number of phrases: at each state
 // the phrases ending there are those on its dictionary chain, and once a
 // phrase on the chain is already in h, so is every phrase after it (they
-// were all found together, at its first occurrence).
+// were all found together, at its first occurrence). The concepts of a
+// state are precomputed over its whole chain.
 func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 	state := 0
 	prevSpace := true
 	nc := m.nclass
+	var clause uint64  // concepts seen in the current clause
+	pendingID := false // an id marker was read; its token is still to come
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		sp := m.space[c]
-		if sp && prevSpace {
+		if pendingID {
+			switch {
+			case alnum(c):
+				// The identifier reads as one space.
+				pendingID = false
+				if !prevSpace {
+					state = int(m.delta[state*nc+int(m.raw[' '])])
+					prevSpace = true
+				}
+				for i+1 < len(text) && !identEnd[text[i+1]] {
+					i++
+				}
+				continue
+			case c == ':' || c == '=' || c == '"' || c == '\'' || c == ' ' || c == '#':
+			default:
+				pendingID = false
+			}
+		}
+		k := byteKind[c]
+		if k != 0 {
+			if k&kindSpecial != 0 {
+				if skip := identifierEnd(text, i); skip > i {
+					// An identifier reads as one space.
+					if !prevSpace {
+						state = int(m.delta[state*nc+int(m.raw[' '])])
+						prevSpace = true
+					}
+					i = skip - 1
+					continue
+				}
+				if clauseEnds(text, i) {
+					clause = 0
+				}
+			}
+			if k&kindSpace != 0 {
+				if prevSpace {
+					continue
+				}
+				prevSpace = true
+			} else {
+				prevSpace = false
+			}
+		} else {
+			prevSpace = false
+		}
+		state = int(m.delta[state*nc+int(m.raw[c])])
+		t := int(m.first[state])
+		if t == 0 {
 			continue
 		}
-		prevSpace = sp
-		state = int(m.delta[state*nc+int(m.raw[c])])
-		for t := int(m.first[state]); t != 0; {
+		for t != 0 {
 			id := m.own[t]
 			w := &h.set[id>>6]
 			bit := uint64(1) << (uint(id) & 63)
@@ -191,5 +308,81 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 			}
 			t = int(m.dict[t])
 		}
+		if cm := m.concept[state]; cm != 0 && cm&^clause != 0 {
+			if cm&idMarkerBit != 0 {
+				pendingID = true
+				cm &^= idMarkerBit
+			}
+			clause |= cm
+			for k, cb := range m.combos {
+				if cb&clause == cb {
+					h.combos |= 1 << uint(k)
+				}
+			}
+		}
 	}
 }
+
+// clauseEnds reports whether the byte at i ends a clause: a line break, ';',
+// '|', a '.', '!' or '?' followed by a space, a quote or the end, or the
+// Chinese full stop, comma-free semicolon or exclamation ("。", "；", "！").
+func clauseEnds(text string, i int) bool {
+	switch text[i] {
+	case '\n', ';', '|':
+		return true
+	case '.', '!', '?':
+		if i+1 >= len(text) {
+			return true
+		}
+		switch text[i+1] {
+		case ' ', '\n', '\r', '\t', '"', '\'', '\\':
+			return true
+		}
+	case 0xE3: // "。" is E3 80 82
+		return i+2 < len(text) && text[i+1] == 0x80 && text[i+2] == 0x82
+	}
+	return false
+}
+
+// identifierEnd returns the index just past the identifier that the byte at
+// i shows, or i when there is none: a URL at "://" (the scheme before it was
+// already read, which is harmless), or a path whose '/' starts a word and is
+// followed by a letter, a digit or a dot. The identifier ends at the next
+// space, quote, bracket or comma.
+func identifierEnd(text string, i int) int {
+	switch text[i] {
+	case ':':
+		if i+2 >= len(text) || text[i+1] != '/' || text[i+2] != '/' {
+			return i
+		}
+	case '/':
+		if i > 0 && alnum(text[i-1]) || i+1 >= len(text) || !pathByte(text[i+1]) {
+			return i
+		}
+	default:
+		return i
+	}
+	j := i + 1
+	for j < len(text) && !identEnd[text[j]] {
+		j++
+	}
+	return j
+}
+
+// alnum reports whether b is an ASCII letter or digit.
+func alnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// pathByte reports whether b may follow the '/' that starts a path.
+func pathByte(b byte) bool {
+	return alnum(b) || b == '.' || b == '_' || b == '~'
+}
+
+// identEnd marks the bytes that end a URL or a path.
+var identEnd = func() (t [256]bool) {
+	for _, b := range []byte(" \t\r\n\"'`<>()[]{},\\") {
+		t[b] = true
+	}
+	return t
+}()

@@ -87,7 +87,7 @@ func TestParseResetAt(t *testing.T) {
 			if ok != !tt.want.IsZero() {
 				t.Fatalf("parseResetAt(%q) = %v, %v; want %v", tt.text, got, ok, tt.want)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, ignoreEvidence); diff != "" {
 				t.Errorf("parseResetAt(%q) (-want +got):\n%s", tt.text, diff)
 			}
 			if ok && !tt.at.IsZero() && got.Location() != tt.at.Location() {
@@ -129,7 +129,7 @@ func TestClassifyResetTimes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := Classify(Failure{Message: tt.msg, At: at})
-		if diff := cmp.Diff(tt.want, got); diff != "" {
+		if diff := cmp.Diff(tt.want, got, ignoreEvidence); diff != "" {
 			t.Errorf("%q with At (-want +got):\n%s", tt.msg, diff)
 		}
 		want := tt.want
@@ -138,7 +138,7 @@ func TestClassifyResetTimes(t *testing.T) {
 			want.ResetAt = tt.want.ResetAt // an absolute time needs no At
 		}
 		got = Classify(Failure{Message: tt.msg})
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, ignoreEvidence); diff != "" {
 			t.Errorf("%q without At (-want +got):\n%s", tt.msg, diff)
 		}
 	}
@@ -164,7 +164,7 @@ func TestTildeWaits(t *testing.T) {
 		{"Rate limit exceeded ~ 5s", Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit"}},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, Classify(Failure{Message: tt.msg, At: at})); diff != "" {
+		if diff := cmp.Diff(tt.want, Classify(Failure{Message: tt.msg, At: at}), ignoreEvidence); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tt.msg, diff)
 		}
 	}

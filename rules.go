@@ -13,39 +13,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Rules are data: a YAML document with a list of rules, each naming the class
-// and reason it decides and the evidence it needs.
-//
-//	rules:
-//	  - id: anthropic.overloaded            # unique; letters, digits, '.', '_', '-'
-//	    class: transient                    # transient overflow quota billing permanent canceled
-//	    reason: overloaded                  # one of the class's reasons
-//	    description: the API is temporarily overloaded
-//	    providers: [anthropic]              # guard: only for these providers (aliases understood)
-//	    status: [529]                       # guard: only for these HTTP statuses
-//	    codes: [overloaded_error]           # trigger: Failure.Code equals one of these
-//	    match: ["overloaded"]               # trigger: any of these phrases occurs
-//	    regex: 'retry in \d+'               # trigger: the regular expression matches (case-insensitive)
-//	    all: ["tokens per min"]             # constraint: every one of these phrases occurs
-//	    also: ["exceed", "longer than"]     # constraint: at least one of these phrases occurs
-//	    unless: ["quota"]                   # constraint: none of these phrases occurs
-//	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
-//	    not: ["rate limit exceeded"]        # texts the rule must not match
-//	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
-//
-// A rule applies when all its guards hold, at least one of its triggers fires
-// (when it has any), and its constraints hold. Rules are tried in order and
-// the first that applies decides, with one exception: within a layer, the
-// rules that read only the status (guards and nothing else) are tried after
-// the rules that read text, on the body and then on the Go error's text. Phrases are compared case-insensitively,
-// with '_' and '-' read as spaces and runs of white space as one space, so
-// "context_length_exceeded" contains the phrase "context length exceeded".
-// A phrase never matches across the boundary between Failure.Code and
-// Failure.Message. Prefer phrases; use a regular expression only where a
-// shape with numbers demands it.
-//
-// A rule with `disabled: true` removes the rule of the same id from the
-// layers below it.
+// The rule format (rules, concepts, tiers) is documented in the package
+// documentation, doc.go, so that go doc shows it.
 
 //go:embed rules.yaml
 var defaultRulesYAML []byte
@@ -54,8 +23,9 @@ var defaultRulesYAML []byte
 // with ParseRules, LoadRuleFile or DefaultRules, and combine sets with
 // NewClassifier. A RuleSet is immutable and safe for concurrent use.
 type RuleSet struct {
-	name  string
-	rules []*rule
+	name     string
+	rules    []*rule
+	concepts []concept
 }
 
 // RuleInfo describes one rule of a RuleSet.
@@ -68,6 +38,10 @@ type RuleInfo struct {
 	Status      []int
 	Codes       []string
 	Disabled    bool
+	// Tier is the rule's place in the evidence order ("abort", "provider",
+	// "hard_limit", "rate", "overflow", "permanent", "fault", "status"),
+	// as written or as defaulted.
+	Tier string
 	// File and Line say where the rule is defined.
 	File string
 	Line int
@@ -84,7 +58,7 @@ func (s *RuleSet) Rules() []RuleInfo {
 		out[i] = RuleInfo{
 			ID: r.id, Class: r.class, Reason: r.reason, Description: r.description,
 			Providers: slices.Clone(r.providers), Status: slices.Clone(r.status),
-			Codes: slices.Clone(r.codes), Disabled: r.disabled, File: s.name, Line: r.line,
+			Codes: slices.Clone(r.codes), Disabled: r.disabled, Tier: r.tier.String(), File: s.name, Line: r.line,
 		}
 	}
 	return out
@@ -136,10 +110,14 @@ type rule struct {
 	examples    []string
 	not         []string
 	line        int
+	tier        tier
+	clauses     [][]string // concept names that must meet in one clause, per entry
 
-	// Set when compiled into a Classifier: phrase ids in its matcher, and
-	// the ids reported when a stated wait moves the verdict.
+	// Set when compiled into a Classifier: phrase ids in its matcher,
+	// concept combination ids, and the ids reported when a stated wait
+	// moves the verdict.
 	matchID, allID, alsoID, unlessID []int32
+	comboID                          []int32
 	shortWaitID, longWaitID          string
 }
 
@@ -161,10 +139,12 @@ type ruleSpec struct {
 	Firm        bool     `yaml:"firm"`
 	Examples    []string `yaml:"examples"`
 	Not         []string `yaml:"not"`
+	Tier        string   `yaml:"tier"`
+	Clause      []string `yaml:"clause"`
 }
 
 var ruleKeys = []string{"id", "class", "reason", "description", "providers", "status", "codes",
-	"match", "all", "also", "unless", "regex", "disabled", "firm", "examples", "not"}
+	"match", "all", "also", "unless", "regex", "disabled", "firm", "examples", "not", "tier", "clause"}
 
 // maxRuleFileSize bounds what ParseRules reads.
 const maxRuleFileSize = 1 << 20
@@ -195,8 +175,16 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 	var list *yaml.Node
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k := top.Content[i]
+		if k.Value == "concepts" {
+			cs, err := parseConcepts(top.Content[i+1])
+			if err != nil {
+				return nil, fail(k.Line, "", "%v", err)
+			}
+			set.concepts = cs
+			continue
+		}
 		if k.Value != "rules" {
-			return nil, fail(k.Line, "", "unknown key %q (want 'rules')", k.Value)
+			return nil, fail(k.Line, "", "unknown key %q (want 'rules' or 'concepts')", k.Value)
 		}
 		list = top.Content[i+1]
 	}
@@ -393,8 +381,18 @@ func compileSpec(s ruleSpec) (*rule, error) {
 			return nil, fmt.Errorf("regex: %v", err)
 		}
 	}
-	if len(r.status) == 0 && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil {
-		return nil, errors.New("needs at least one of status, codes, match, all or regex")
+	if r.clauses, err = parseClauses(s.Clause); err != nil {
+		return nil, err
+	}
+	if len(r.status) == 0 && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.clauses) == 0 {
+		return nil, errors.New("needs at least one of status, codes, match, all, clause or regex")
+	}
+	if s.Tier != "" {
+		if r.tier, err = parseTier(s.Tier); err != nil {
+			return nil, err
+		}
+	} else {
+		r.tier = defaultTier(r)
 	}
 	return r, nil
 }

@@ -14,7 +14,10 @@ import (
 func TestWordingConcepts(t *testing.T) {
 	at := time.Date(2026, 6, 10, 9, 0, 0, 0, time.UTC)
 	c := func(class Class, reason Reason, rule string) Classification {
-		return Classification{Class: class, Reason: reason, Rule: rule}
+		if rule == "" {
+			return Classification{Class: class, Reason: reason}
+		}
+		return Classification{Class: class, Reason: reason, Rule: rule, Evidence: EvidenceText}
 	}
 	retryLayer := c(Transient, ReasonServer, "transient.retries_exhausted")
 	allLimited := c(Transient, ReasonRateLimit, "transient.all_rate_limited")
@@ -29,7 +32,9 @@ func TestWordingConcepts(t *testing.T) {
 		// A retry layer that gave up: its budget is time or attempts.
 		{"retry time budget", Failure{Message: "retry time budget exceeded"}, retryLayer},
 		{"retry time budget as 429", Failure{Status: 429, Message: "retry time budget exceeded"}, retryLayer},
-		{"retry budget exhausted", Failure{Message: "Retry budget exhausted after 10 retries: upstream returned an empty response"}, retryLayer},
+		// The cause the retry layer quotes decides the reason: an empty reply.
+		{"retry budget exhausted", Failure{Message: "Retry budget exhausted after 10 retries: upstream returned an empty response"},
+			c(Transient, ReasonStream, "transient.empty_reply")},
 		{"all providers failed", Failure{Message: "All providers failed after retries"}, retryLayer},
 		{"all providers failed as 502", Failure{Status: 502, Message: "all providers failed after retries"}, retryLayer},
 		{"all models rate-limited", Failure{Message: "All models rate-limited"}, allLimited},

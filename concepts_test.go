@@ -1,0 +1,279 @@
+package erradvisor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// ignoreEvidence leaves Classification.Evidence out of comparisons of
+// tables written before it existed; TestEvidence checks it.
+var ignoreEvidence = cmpopts.IgnoreFields(Classification{}, "Evidence")
+
+type conceptVerdict struct {
+	Class  Class
+	Reason Reason
+}
+
+// TestConceptWordings checks that concepts read wordings no phrase lists:
+// other word orders, inflections, filler and languages for the same ideas.
+// These sentences are written for the test; the real texts the concepts were
+// learnt from are in testdata/fixtures/blind_a.yaml.
+func TestConceptWordings(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		want conceptVerdict
+	}{
+		{"Your quota has been exceeded for this billing period.", conceptVerdict{Quota, ReasonQuota}},
+		{"the project quota was exhausted", conceptVerdict{Quota, ReasonQuota}},
+		{"当前令牌额度已用尽", conceptVerdict{Quota, ReasonQuota}},
+		{"You have reached the weekly request limit of your plan.", conceptVerdict{Quota, ReasonUsageLimit}},
+		{"input too long", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"The prompt is too long for the window of this model.", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"There is no room left in the context for the reply.", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"prompt (12,345 tokens) exceeds the model limit", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"you sent 9000 tokens, but the configured context is 8192", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"request body of 30000000 bytes exceeds the 25 MB limit", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"Your account balance is insufficient.", conceptVerdict{Billing, ReasonCredits}},
+		{"账户已欠费，请充值后再试", conceptVerdict{Billing, ReasonCredits}},
+		{"请求过于频繁，请稍后再试", conceptVerdict{Transient, ReasonRateLimit}},
+		{"并发请求数超过限制", conceptVerdict{Transient, ReasonRateLimit}},
+		{"当前模型 gpt-x 无可用渠道", conceptVerdict{Permanent, ReasonModelNotFound}},
+		{"模型不存在", conceptVerdict{Permanent, ReasonModelNotFound}},
+		{"令牌已过期或验证不正确", conceptVerdict{Permanent, ReasonAuth}},
+		{"参数无效: temperature", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"Your organization has been deactivated.", conceptVerdict{Quota, ReasonSuspended}},
+		{"Request cancelled by the user.", conceptVerdict{Canceled, ReasonAborted}},
+		{"The stream ended with an empty response.", conceptVerdict{Transient, ReasonStream}},
+		{"fetch failed: other side closed", conceptVerdict{Transient, ReasonNetwork}},
+		{"x509: certificate has expired or is not yet valid", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"x509: certificate signed by unknown authority", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"Token count 50000 exceeds your TPM of 40000", conceptVerdict{Transient, ReasonRateLimit}},
+		{"The total number of tokens in the messages (300000) exceeds the limit (262144)", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"请求的 token 数超过模型上下文长度", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"Your trial has expired. Please upgrade to continue.", conceptVerdict{Quota, ReasonUsageLimit}},
+		{`Server Error: {"error":{"message":"no quota left"}}`, conceptVerdict{Quota, ReasonQuota}},
+		{`upstream error: {"error":{"message":"Your credit balance is too low"}}`, conceptVerdict{Billing, ReasonCredits}},
+		{"User cancelled the request", conceptVerdict{Canceled, ReasonAborted}},
+		{"Model stream ended without a finish reason", conceptVerdict{Transient, ReasonStream}},
+		{"Unable to reach the model provider", conceptVerdict{Transient, ReasonNetwork}},
+	} {
+		got := Classify(Failure{Message: tt.msg})
+		if diff := cmp.Diff(tt.want, conceptVerdict{got.Class, got.Reason}); diff != "" {
+			t.Errorf("%q (rule %s) (-want +got):\n%s", tt.msg, got.Rule, diff)
+		}
+	}
+}
+
+// TestConceptsNeedOneClause checks that words of two concepts in different
+// sentences do not combine.
+func TestConceptsNeedOneClause(t *testing.T) {
+	for _, msg := range []string{
+		"Your quota is fine. The request exceeded nothing.",
+		"model is too long for this context",
+		"context deadline exceeded",
+		"500 tokens exceeded the maximum",
+		"frequency_penalty must be between -2.0 and 2.0",
+		"Error: Input buffer exceeded on read",
+		"The endpoint /v1/chat/completion does not exist",
+		"upstream connect error or disconnect/reset before headers. reset reason: overflow",
+	} {
+		got := Classify(Failure{Message: msg})
+		if got.Class == Quota || got.Class == Overflow || got.Reason == ReasonRateLimit || got.Reason == ReasonModelNotFound {
+			t.Errorf("%q: %s/%s by %s", msg, got.Class, got.Reason, got.Rule)
+		}
+	}
+}
+
+// TestIdentifiersAreNotProse checks that URLs and paths are no evidence.
+func TestIdentifiersAreNotProse(t *testing.T) {
+	for _, msg := range []string{
+		"Bad request. See https://docs.example.com/errors#context-window-exceeded",
+		"see https://example.com/quota-exceeded/insufficient_balance for help",
+		"GET /v1/context-length-exceeded/rate-limit failed",
+	} {
+		got := Classify(Failure{Message: msg})
+		if got.Class != Unknown {
+			t.Errorf("%q: %s/%s by %s, want unknown", msg, got.Class, got.Reason, got.Rule)
+		}
+	}
+	for _, tt := range []struct {
+		msg  string
+		want Class
+	}{
+		{"429 Rate limit reached. Request id: req_context_length_exceeded_abc", Transient},
+		{`{"id": "chatcmpl-quota-exceeded-1", "error": {"message": "Internal server error"}}`, Transient},
+		{"request_id=insufficient_balance_77 upstream said: bad gateway", Transient},
+	} {
+		if got := Classify(Failure{Message: tt.msg}); got.Class != tt.want {
+			t.Errorf("%q: %s/%s by %s, want %s", tt.msg, got.Class, got.Reason, got.Rule, tt.want)
+		}
+	}
+	// Text after an identifier is still read.
+	got := Classify(Failure{Message: "POST https://api.example.com/v1/chat: prompt is too long"})
+	if got.Class != Overflow {
+		t.Errorf("text after a URL: %s by %s", got.Class, got.Rule)
+	}
+}
+
+// TestTiers checks that layers merge within a tier: a user rule that reads
+// only the status never beats a default rule that reads the text, and a
+// rule that names a stronger tier does.
+func TestTiers(t *testing.T) {
+	user, err := ParseRules("user.yaml", []byte(`rules:
+  - id: proxy.bad_request
+    class: permanent
+    reason: invalid_request
+    status: [400]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := ParseRules("project.yaml", []byte(`rules:
+  - id: acme.busy_is_quota
+    tier: provider
+    class: quota
+    reason: quota
+    match: ["server is busy"]
+    examples: ["The server is busy."]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClassifier(project, user, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		f        Failure
+		wantRule string
+	}{
+		{Failure{Status: 400, Message: "This model's maximum context length is 8192 tokens."}, "overflow.stated"},
+		{Failure{Status: 400, Message: "something odd"}, "proxy.bad_request"},
+		{Failure{Status: 503, Message: "The server is busy."}, "acme.busy_is_quota"},
+	} {
+		if got := c.Classify(tt.f); got.Rule != tt.wantRule {
+			t.Errorf("%+v: rule %s, want %s", tt.f, got.Rule, tt.wantRule)
+		}
+	}
+	infos := user.Rules()
+	if len(infos) != 1 || infos[0].Tier != "status" {
+		t.Errorf("user rule info: %+v", infos)
+	}
+	if _, err := ParseRules("bad.yaml", []byte("rules:\n  - {id: x, tier: urgent, class: quota, reason: quota, match: [a]}\n")); err == nil {
+		t.Error("unknown tier accepted")
+	}
+}
+
+// TestUserConcepts checks that a rule file extends a default concept and
+// names concepts of its own.
+func TestUserConcepts(t *testing.T) {
+	set, err := ParseRules("user.yaml", []byte(`concepts:
+  quota: [allotment]
+  piggy: [piggy bank]
+rules:
+  - id: acme.piggy
+    class: billing
+    reason: credits
+    clause: ["piggy + lack"]
+    examples: ["the piggy bank is out of coins"]
+    not: ["the piggy bank is full. nothing is out of place"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := DefaultRules()
+	c, err := NewClassifier(set, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Classify(Failure{Message: "your allotment was exhausted"}); got.Class != Quota {
+		t.Errorf("extended concept: %+v", got)
+	}
+	if got := Classify(Failure{Message: "your allotment was exhausted"}); got.Class == Quota {
+		t.Errorf("the defaults changed: %+v", got)
+	}
+	for _, bad := range []string{
+		"rules:\n  - {id: x, class: quota, reason: quota, clause: [\"nosuch + excess\"]}\n",
+		"concepts: [a]\nrules: []\n",
+		"concepts:\n  Bad-Name: [a]\n",
+		"concepts:\n  x: []\n",
+		"rules:\n  - {id: x, class: quota, reason: quota, clause: [\"quota + \"]}\n",
+	} {
+		if _, err := ParseRules("bad.yaml", []byte(bad)); err == nil {
+			t.Errorf("accepted: %q", bad)
+		}
+	}
+}
+
+// TestEvidence checks what kind of evidence each conceptVerdict names.
+func TestEvidence(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    Failure
+		want Evidence
+	}{
+		{"none", Failure{Message: "something odd"}, EvidenceNone},
+		{"status", Failure{Status: 503}, EvidenceStatus},
+		{"status from text", Failure{Message: "HTTP 503"}, EvidenceStatus},
+		{"text", Failure{Status: 429, Message: "insufficient_quota"}, EvidenceText},
+		{"concept", Failure{Message: "额度已用尽"}, EvidenceText},
+		{"code", Failure{Provider: "zai", Status: 429, Code: "1113"}, EvidenceCode},
+		{"header", Failure{Status: 400, Message: "bad", Header: map[string][]string{"X-Should-Retry": {"true"}}}, EvidenceHeader},
+		{"chain", Failure{Message: "rate limit", Err: fmt.Errorf("post: %w", context.Canceled)}, EvidenceChain},
+	} {
+		if got := Classify(tt.f).Evidence; got != tt.want {
+			t.Errorf("%s: evidence %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	if got := Evidence(200).String(); got != "evidence(200)" {
+		t.Errorf("out of range: %q", got)
+	}
+	var names []string
+	for e := EvidenceNone; e < numEvidence; e++ {
+		names = append(names, e.String())
+	}
+	if diff := cmp.Diff("none status text code header chain", strings.Join(names, " ")); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
+// TestExampleChanges checks the helper that reports which default examples
+// a rule file changes.
+func TestExampleChanges(t *testing.T) {
+	set, err := ParseRules("user.yaml", []byte(`rules:
+  - id: user.overloaded_is_quota
+    tier: abort
+    class: quota
+    reason: quota
+    match: ["overloaded"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := exampleChanges(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ch := range changes {
+		if ch.Rule == "transient.overloaded" && ch.Positive && ch.After.Class == Quota {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no change reported for transient.overloaded: %+v", changes)
+	}
+	empty, _ := ParseRules("empty.yaml", nil)
+	if changes, err := exampleChanges(empty); err != nil || len(changes) != 0 {
+		t.Errorf("empty set: %v, %+v", err, changes)
+	}
+}
