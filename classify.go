@@ -206,11 +206,19 @@ type Classification struct {
 	// ResetAt is when a Quota or Billing limit resets, when the text states
 	// a reset time or a duration (anchored at Failure.At); zero otherwise.
 	ResetAt time.Time
+	// RetriesExhausted reports that a client-side retry layer already
+	// retried and gave up ("exceeded maximum number of attempts", "Max
+	// retries exceeded", "retries exhausted"): retrying on top multiplies
+	// the attempts. Class and Reason still say what the inner cause was
+	// (Transient when the text names none). It is set by a rule with
+	// `exhausted: true`, or by an SDK error type on the Go error chain
+	// (aws-sdk-go-v2's retry.MaxAttemptsError). Never set for Canceled.
+	RetriesExhausted bool `json:",omitempty"`
 }
 
 // LogValue implements slog.LogValuer: a group of the non-empty fields.
 func (c Classification) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, 5)
+	attrs := make([]slog.Attr, 0, 6)
 	attrs = append(attrs, slog.String("class", c.Class.String()))
 	if c.Reason != "" {
 		attrs = append(attrs, slog.String("reason", string(c.Reason)))
@@ -224,17 +232,23 @@ func (c Classification) LogValue() slog.Value {
 	if !c.ResetAt.IsZero() {
 		attrs = append(attrs, slog.Time("reset_at", c.ResetAt))
 	}
+	if c.RetriesExhausted {
+		attrs = append(attrs, slog.Bool("retries_exhausted", true))
+	}
 	return slog.GroupValue(attrs...)
 }
 
 // Classifier classifies failures with a compiled rule set. Build one with
 // NewClassifier; the package-level Classify uses the embedded defaults. A
-// Classifier is immutable once built and safe for concurrent use.
+// Classifier is immutable once built and safe for concurrent use. The zero
+// Classifier and a nil *Classifier classify with the embedded defaults, as
+// the package-level Classify does.
 type Classifier struct {
-	rules   []*rule
-	layers  []int // end index in rules of each layer
-	m       *matcher
-	anchors [numAnchors]int32 // phrase ids of the anchor phrases
+	rules     []*rule
+	exhausted []*rule // the rules marked `exhausted`, in order
+	layers    []int   // end index in rules of each layer
+	m         *matcher
+	anchors   [numAnchors]int32 // phrase ids of the anchor phrases
 }
 
 // NewClassifier compiles rule sets into a Classifier. Layers come highest
@@ -325,8 +339,23 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		compiled[i] = withWaitIDs(&cr)
 	}
 	c.rules = compiled
+	for _, r := range compiled {
+		if r.exhausted {
+			c.exhausted = append(c.exhausted, r)
+		}
+	}
 	m, err := newMatcher(phrases)
 	if err != nil {
+		var tl *tooLargeError
+		if errors.As(err, &tl) {
+			// Name the rule whose phrase did not fit.
+			for _, r := range compiled {
+				if slices.Contains(r.matchID, tl.phrase) || slices.Contains(r.allID, tl.phrase) ||
+					slices.Contains(r.alsoID, tl.phrase) || slices.Contains(r.unlessID, tl.phrase) {
+					return nil, &RuleError{File: r.file, Line: r.line, Rule: r.id, Err: err}
+				}
+			}
+		}
 		return nil, err
 	}
 	c.m = m
@@ -362,7 +391,12 @@ func Classify(f Failure) Classification {
 }
 
 // ClassifyError classifies a Go error alone: it walks the error chain for
-// cancellation, timeouts and network faults, then reads the error's text.
+// cancellation, timeouts, network faults and certificate failures, then
+// reads the error's text. It never panics, whatever the error: typed nils on
+// the chain are skipped, a chain that unwraps to itself or fans out without
+// end is read up to a fixed number of errors, and an error type whose
+// methods panic is read as if it had no text and wrapped nothing. A nil
+// error, or a typed nil alone, is Unknown.
 func ClassifyError(err error) Classification {
 	if err == nil {
 		return Classification{}
@@ -370,22 +404,30 @@ func ClassifyError(err error) Classification {
 	return Classify(Failure{Err: err})
 }
 
-// Classify classifies f with c's rules. See the package-level Classify.
+// Classify classifies f with c's rules. See the package-level Classify. A
+// nil or zero c classifies with the embedded defaults.
 func (c *Classifier) Classify(f Failure) Classification {
 	if c == nil || c.m == nil {
-		return Classification{}
+		d, err := defaultClassifier()
+		if err != nil || d == nil || d.m == nil {
+			return Classification{}
+		}
+		c = d
 	}
 	if f.Err != nil {
-		if cl, ok := classifyErrChain(f.Err); ok {
+		if cl, ok, facts := classifyErrChain(f.Err); ok {
 			if cl.Class != Canceled {
 				cl.RetryAfter = RetryAfter(f.Header, f.At)
+				if !cl.RetriesExhausted {
+					cl.RetriesExhausted = c.exhaustedText(f, facts.textual)
+				}
 			}
 			return cl
 		}
 	}
 	msg := f.Message
 	if msg == "" && f.Err != nil {
-		msg = f.Err.Error()
+		msg = errorText(f.Err)
 	}
 	var stack [32]uint64
 	set := stack[:]
@@ -426,7 +468,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 		}
 		if f.Err != nil && f.Message != "" {
 			if errHits.set == nil {
-				errText = f.Err.Error()
+				errText = errorText(f.Err)
 				if len(set) > len(errStack) {
 					errHits.set = make([]uint64, len(set))
 				} else {
@@ -445,12 +487,32 @@ func (c *Classifier) Classify(f Failure) Classification {
 			break
 		}
 	}
+	// A retry layer's "gave up" wording marks the verdict, and decides it
+	// only when nothing else does.
+	ex := c.exhaustedRule(prov, status, f.Code, msg, &h)
+	if ex == nil && f.Err != nil && f.Message != "" && len(c.exhausted) > 0 {
+		if errHits.set == nil {
+			errText = errorText(f.Err)
+			if len(set) > len(errStack) {
+				errHits.set = make([]uint64, len(set))
+			} else {
+				errHits.set = errStack[:len(set)]
+			}
+			copy(errHits.set, set)
+			c.m.scan(errText, &errHits, nil, nil)
+		}
+		ex = c.exhaustedRule(prov, status, f.Code, errText, &errHits)
+	}
+	if r == nil && ex != nil && !(noTransient && ex.class == Transient) {
+		r = ex
+	}
 	if xsr == "true" && (r == nil || r.class != Transient) {
 		r = headerRule(status)
 	}
 	var cl Classification
 	if r != nil {
-		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id}
+		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id,
+			RetriesExhausted: ex != nil && r.class != Canceled}
 	}
 
 	// Stated waits: the longer of the headers' and the body's is the floor.
@@ -474,12 +536,54 @@ func (c *Classifier) Classify(f Failure) Classification {
 	return cl
 }
 
+// exhaustedRule returns the first rule marked `exhausted` that applies, or
+// nil.
+func (c *Classifier) exhaustedRule(prov string, status int, code, msg string, h *hits) *rule {
+	for _, r := range c.exhausted {
+		if r.applies(prov, status, code, msg, h) {
+			return r
+		}
+	}
+	return nil
+}
+
+// exhaustedText reports whether an `exhausted` rule applies to the failure's
+// text: f.Message, or the error's text when there is no message and the
+// chain holds an error that may carry text of its own (reading the text of
+// the standard library's network errors would allocate for nothing).
+func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
+	if len(c.exhausted) == 0 {
+		return false
+	}
+	msg := f.Message
+	if msg == "" && textual {
+		msg = errorText(f.Err)
+	}
+	if msg == "" && f.Code == "" {
+		return false
+	}
+	var stack [32]uint64
+	set := stack[:]
+	if need := (c.m.nphrase + 63) / 64; need > len(stack) {
+		set = make([]uint64, need)
+	} else {
+		set = set[:need]
+	}
+	h := hits{set: set}
+	c.m.scan(msg, &h, nil, nil)
+	if f.Code != "" {
+		c.m.scan(f.Code, &h, nil, nil)
+	}
+	status := f.Status
+	return c.exhaustedRule(c.provider(f.Provider), status, f.Code, msg, &h) != nil
+}
+
 // firstRule returns the first of rules that applies, or nil: among the rules
 // that read text, or with statusOnly among those that read only the status
-// and the provider.
+// and the provider. Rules marked `exhausted` never decide here.
 func firstRule(rules []*rule, prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) *rule {
 	for _, r := range rules {
-		if noTransient && r.class == Transient || r.statusOnly() != statusOnly {
+		if r.exhausted || noTransient && r.class == Transient || r.statusOnly() != statusOnly {
 			continue
 		}
 		if r.applies(prov, status, code, msg, h) {
