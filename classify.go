@@ -414,20 +414,27 @@ func (c *Classifier) Classify(f Failure) Classification {
 		}
 		c = d
 	}
+	// The error's text, read only when needed and only from a chain that
+	// is safe to print.
+	var facts chainFacts
+	textOK := false
 	if f.Err != nil {
-		if cl, ok, facts := classifyErrChain(f.Err); ok {
+		var cl Classification
+		var ok bool
+		if cl, ok, facts = classifyErrChain(f.Err); ok {
 			if cl.Class != Canceled {
 				cl.RetryAfter = RetryAfter(f.Header, f.At)
 				if !cl.RetriesExhausted {
-					cl.RetriesExhausted = c.exhaustedText(f, facts.textual)
+					cl.RetriesExhausted = c.exhaustedText(f, facts.textual && !facts.suspect)
 				}
 			}
 			return cl
 		}
+		textOK = !facts.suspect
 	}
 	msg := f.Message
-	if msg == "" && f.Err != nil {
-		msg = errorText(f.Err)
+	if msg == "" && textOK {
+		msg = safeErrorText(f.Err)
 	}
 	var stack [32]uint64
 	set := stack[:]
@@ -468,7 +475,9 @@ func (c *Classifier) Classify(f Failure) Classification {
 		}
 		if f.Err != nil && f.Message != "" {
 			if errHits.set == nil {
-				errText = errorText(f.Err)
+				if textOK {
+					errText = safeErrorText(f.Err)
+				}
 				if len(set) > len(errStack) {
 					errHits.set = make([]uint64, len(set))
 				} else {
@@ -492,7 +501,9 @@ func (c *Classifier) Classify(f Failure) Classification {
 	ex := c.exhaustedRule(prov, status, f.Code, msg, &h)
 	if ex == nil && f.Err != nil && f.Message != "" && len(c.exhausted) > 0 {
 		if errHits.set == nil {
-			errText = errorText(f.Err)
+			if textOK {
+				errText = safeErrorText(f.Err)
+			}
 			if len(set) > len(errStack) {
 				errHits.set = make([]uint64, len(set))
 			} else {
@@ -550,14 +561,15 @@ func (c *Classifier) exhaustedRule(prov string, status int, code, msg string, h 
 // exhaustedText reports whether an `exhausted` rule applies to the failure's
 // text: f.Message, or the error's text when there is no message and the
 // chain holds an error that may carry text of its own (reading the text of
-// the standard library's network errors would allocate for nothing).
+// the standard library's network errors would allocate for nothing) and is
+// safe to print.
 func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
 	if len(c.exhausted) == 0 {
 		return false
 	}
 	msg := f.Message
 	if msg == "" && textual {
-		msg = errorText(f.Err)
+		msg = safeErrorText(f.Err)
 	}
 	if msg == "" && f.Code == "" {
 		return false

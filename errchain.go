@@ -101,6 +101,12 @@ type chainFacts struct {
 	// textual: an error on the chain may carry text the rules should read
 	// (anything but the structured errors of the standard library).
 	textual bool
+	// suspect: the walk met an error twice (a cycle, or a shared branch)
+	// or ran out of budget. The chain's text is then not read: Error() of
+	// a cyclic chain may recurse until the stack overflows, which no
+	// recover catches, and a join nested in itself has text exponential in
+	// its depth.
+	suspect bool
 	visited int // errors visited
 }
 
@@ -143,6 +149,7 @@ func walkErrChain(err error) chainFacts {
 		}
 		if key, ok := identity(e); ok {
 			if w.sawBefore(key) {
+				f.suspect = true
 				continue
 			}
 		}
@@ -161,6 +168,9 @@ func walkErrChain(err error) chainFacts {
 				w.push(kids[i])
 			}
 		}
+	}
+	if w.n > 0 {
+		f.suspect = true // budget spent with errors left to visit
 	}
 	return f
 }
@@ -362,9 +372,10 @@ func safeTimeout(ne net.Error) (ok bool) {
 	return ne.Timeout()
 }
 
-// errorText returns err.Error(), or "" for a typed nil or an Error method
-// that panics.
-func errorText(err error) (s string) {
+// safeErrorText returns err.Error(), or "" for a typed nil or an Error method
+// that panics. Callers must not ask for the text of a suspect chain (see
+// chainFacts.suspect).
+func safeErrorText(err error) (s string) {
 	if err == nil || typedNil(err) {
 		return ""
 	}

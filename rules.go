@@ -149,7 +149,7 @@ func (e *RuleError) Error() string {
 		fmt.Fprintf(&b, ": rule %q", e.Rule)
 	}
 	b.WriteString(": ")
-	if msg := errorText(e.Err); msg != "" {
+	if msg := safeErrorText(e.Err); msg != "" {
 		b.WriteString(msg)
 	} else {
 		b.WriteString("invalid rule file")
