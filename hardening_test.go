@@ -32,6 +32,7 @@ func TestFixturesRetriesExhausted(t *testing.T) {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	marked := 0
+	all := loadFixtures(t)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -51,7 +52,7 @@ func TestFixturesRetriesExhausted(t *testing.T) {
 				marked++
 			}
 		}
-		for _, fx := range loadFixtures(t) {
+		for _, fx := range all {
 			want, ok := byName[fx.Name]
 			if !ok || fx.file != file {
 				continue
