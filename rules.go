@@ -309,10 +309,8 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 			if !slices.Contains(ruleKeys, k.Value) {
 				return nil, fail(k.Line, id, "unknown field %q", k.Value)
 			}
-			if k.Value == "status" {
-				if line, ok := intList(v); !ok {
-					return nil, fail(line, id, "status: want a list of integers")
-				}
+			if line, msg := fieldShape(k.Value, v); msg != "" {
+				return nil, fail(line, id, "%s: %s", k.Value, msg)
 			}
 		}
 		var spec ruleSpec
@@ -361,24 +359,48 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 	return set, nil
 }
 
-// intList reports whether v is a list of integer scalars, and otherwise the
-// line of the first entry that is not.
-func intList(v *yaml.Node) (int, bool) {
-	if v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
+// listFields are the rule fields that hold lists; the others hold one
+// scalar.
+var listFields = []string{"providers", "status", "codes", "match", "all", "also", "unless", "examples", "not"}
+
+// fieldShape checks the shape of a rule field's value before it is decoded
+// (the YAML decoder takes time quadratic in the size of a mapping it is
+// handed, even one it then rejects): a scalar, or a list of scalars, and
+// for status a list of integers. It returns the line and the problem, or
+// "".
+func fieldShape(field string, v *yaml.Node) (int, string) {
+	v = resolveAlias(v)
+	if !slices.Contains(listFields, field) {
+		if v.Kind != yaml.ScalarNode {
+			return v.Line, "want a single value"
+		}
+		return 0, ""
+	}
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+		return 0, "" // an empty list
+	}
+	want := "want a list of texts"
+	if field == "status" {
+		want = "want a list of integers"
 	}
 	if v.Kind != yaml.SequenceNode {
-		return v.Line, false
+		return v.Line, want
 	}
 	for _, it := range v.Content {
-		if it.Kind == yaml.AliasNode && it.Alias != nil {
-			it = it.Alias
-		}
-		if it.Kind != yaml.ScalarNode || it.ShortTag() != "!!int" {
-			return it.Line, false
+		it = resolveAlias(it)
+		if it.Kind != yaml.ScalarNode || field == "status" && it.ShortTag() != "!!int" {
+			return it.Line, want
 		}
 	}
-	return v.Line, true
+	return 0, ""
+}
+
+// resolveAlias returns the node an alias stands for, or n itself.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; i < 8 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
+		n = n.Alias
+	}
+	return n
 }
 
 // budget bounds the cost of a YAML tree as its aliases expand it.
@@ -428,13 +450,8 @@ func (b *budget) cost(n *yaml.Node) (int, *budgetError) {
 		return 0, &budgetError{n.Line, fmt.Sprintf("aliases expand the document beyond %d bytes", maxExpandedCost)}
 	}
 	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			for j := 0; j < i; j += 2 {
-				if p := n.Content[j]; p.Kind == yaml.ScalarNode && k.Kind == yaml.ScalarNode && p.Value == k.Value {
-					return 0, &budgetError{k.Line, fmt.Sprintf("key %q repeated (first at line %d)", k.Value, p.Line)}
-				}
-			}
+		if err := uniqueKeys(n); err != nil {
+			return 0, err
 		}
 	}
 	for _, ch := range n.Content {
@@ -448,6 +465,26 @@ func (b *budget) cost(n *yaml.Node) (int, *budgetError) {
 		b.memo[n] = c
 	}
 	return c, nil
+}
+
+// uniqueKeys checks that no scalar key of the mapping n repeats, in time
+// linear in its size.
+func uniqueKeys(n *yaml.Node) *budgetError {
+	var first map[string]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if first == nil {
+			first = make(map[string]*yaml.Node, len(n.Content)/2)
+		}
+		if p, ok := first[k.Value]; ok {
+			return &budgetError{k.Line, fmt.Sprintf("key %q repeated (first at line %d)", k.Value, p.Line)}
+		}
+		first[k.Value] = k
+	}
+	return nil
 }
 
 // ruleAt returns the id of the rule of list that holds line, or "".

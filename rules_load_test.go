@@ -74,6 +74,7 @@ func TestLoadRuleFileRejects(t *testing.T) {
 		{"short_all_phrase.yaml", 2, "a.two", `all: phrase "a b" is too short`},
 		{"alias_bomb.yaml", 19, "a.bomb3", "aliases expand the document beyond"},
 		{"exhausted_without_text.yaml", 2, "a.status", "exhausted: the rule must read text"},
+		{"mapping_as_text.yaml", 5, "a.map", "match: want a list of texts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -252,5 +253,26 @@ func TestParseRulesPhraseSetTooLarge(t *testing.T) {
 	got := shapeOf(t, err, "phrase set too large to compile")
 	if got.Rule == "" || got.Line == 0 || got.File != "phrases.yaml" || !got.Mentions {
 		t.Errorf("error %v does not name the file, line and rule", err)
+	}
+}
+
+// TestParseRulesLargeMappingFast: a mapping of a megabyte where a text is
+// expected is rejected before the YAML decoder, whose duplicate-key check
+// is quadratic, sees it.
+func TestParseRulesLargeMappingFast(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("rules:\n  - id: a.big\n    class: quota\n    reason: quota\n    match: [\"out of juice\"]\n    description: {")
+	for i := 0; b.Len() < maxRuleFileSize-100; i++ {
+		fmt.Fprintf(&b, "k%d: 1, ", i)
+	}
+	b.WriteString("z: 1}\n")
+	start := time.Now()
+	_, err := ParseRules("map.yaml", []byte(b.String()))
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("took %v", elapsed)
+	}
+	want := ruleErrorShape{File: "map.yaml", Line: 6, Rule: "a.big", Mentions: true}
+	if diff := cmp.Diff(want, shapeOf(t, err, "description: want a single value")); diff != "" {
+		t.Errorf("%v (-want +got):\n%s", err, diff)
 	}
 }
