@@ -60,9 +60,9 @@ import (
 // A rule file is read defensively, since it may come from anywhere: it must
 // be a regular file of at most 1 MiB holding exactly one YAML document, with
 // no key repeated in any mapping and aliases that expand to at most 4 MiB;
-// statuses are integers from 100 to 599; and a rule must not match nearly
-// everything: no regular expression that matches the empty text, a single
-// character or plain prose, no match/all/also phrase with fewer than three
+// statuses are integers from 100 to 599; a regular expression is at most
+// 1024 bytes; and a rule must not match nearly everything: no regular
+// expression that matches the empty text, a single character or plain prose, no match/all/also phrase with fewer than three
 // letters or digits (a CJK character counts as two), no status list that
 // covers every error status (400 to 599).
 
@@ -227,6 +227,8 @@ const (
 	// maxExampleBytes bounds the examples and 'not' texts of a file, which
 	// are all matched when it is parsed.
 	maxExampleBytes = 1 << 20
+	// maxRegexLen bounds a rule's regular expression.
+	maxRegexLen = 1024
 )
 
 // ParseRules parses and validates a YAML rule document. name is used in
@@ -667,6 +669,10 @@ func compileSpec(s ruleSpec) (*rule, error) {
 		return nil, err
 	}
 	if s.Regex != "" {
+		if len(s.Regex) > maxRegexLen {
+			// Matching costs the text's length times the program's size.
+			return nil, fmt.Errorf("regex: longer than %d bytes; prefer phrases", maxRegexLen)
+		}
 		if r.re, err = regexp.Compile("(?i)" + s.Regex); err != nil {
 			return nil, fmt.Errorf("regex: %v", err)
 		}
