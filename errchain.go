@@ -225,11 +225,13 @@ func identity(e error) (seenKey, bool) {
 
 // visit records what e itself is.
 func (f *chainFacts) visit(e error) {
+	sentinel := false
 	for i, t := range chainTargets {
 		// Comparing with a sentinel cannot panic: the sentinels' types are
 		// comparable, and values of other types are simply unequal.
 		if e == t {
 			f.targets |= 1 << i
+			sentinel = true
 		}
 	}
 	structured := true
@@ -261,7 +263,8 @@ func (f *chainFacts) visit(e error) {
 	default:
 		structured = false
 	}
-	if !structured && !f.isSentinel(e) {
+	// A sentinel's text is fixed and says nothing more than the sentinel.
+	if !structured && !sentinel {
 		f.textual = true
 		if isMaxAttemptsError(e) {
 			f.exhausted = true
@@ -282,17 +285,6 @@ func (f *chainFacts) visit(e error) {
 	if as, ok := e.(interface{ As(any) bool }); ok {
 		f.askAs(as)
 	}
-}
-
-// isSentinel reports whether e is one of the chain targets (their text is
-// fixed and says nothing more than the target does).
-func (f *chainFacts) isSentinel(e error) bool {
-	for _, t := range chainTargets {
-		if e == t {
-			return true
-		}
-	}
-	return false
 }
 
 // askAs honours an As method for the types errors.As was asked for. It
