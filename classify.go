@@ -465,6 +465,24 @@ func (c *Classifier) Classify(f Failure) Classification {
 	var errText string
 	var errHits hits
 	var errStack [32]uint64
+	// scanErrText reads the Go error's text once, when a rule needs it.
+	scanErrText := func() {
+		if errHits.set != nil {
+			return
+		}
+		if textOK {
+			errText = safeErrorText(f.Err)
+		}
+		if len(set) > len(errStack) {
+			errHits.set = make([]uint64, len(set))
+		} else {
+			errHits.set = errStack[:len(set)]
+		}
+		// The failure's text is the body and the error's text together:
+		// an 'unless' phrase in the body still counts.
+		copy(errHits.set, set)
+		c.m.scan(errText, &errHits, nil, nil)
+	}
 	var r *rule
 	start := 0
 	for _, end := range c.layers {
@@ -474,20 +492,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 			break
 		}
 		if f.Err != nil && f.Message != "" {
-			if errHits.set == nil {
-				if textOK {
-					errText = safeErrorText(f.Err)
-				}
-				if len(set) > len(errStack) {
-					errHits.set = make([]uint64, len(set))
-				} else {
-					errHits.set = errStack[:len(set)]
-				}
-				// The failure's text is the body and the error's text
-				// together: an 'unless' phrase in the body still counts.
-				copy(errHits.set, set)
-				c.m.scan(errText, &errHits, nil, nil)
-			}
+			scanErrText()
 			if r = firstRule(layer, prov, status, f.Code, errText, &errHits, noTransient, false); r != nil {
 				break
 			}
@@ -500,18 +505,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 	// only when nothing else does.
 	ex := c.exhaustedRule(prov, status, f.Code, msg, &h)
 	if ex == nil && f.Err != nil && f.Message != "" && len(c.exhausted) > 0 {
-		if errHits.set == nil {
-			if textOK {
-				errText = safeErrorText(f.Err)
-			}
-			if len(set) > len(errStack) {
-				errHits.set = make([]uint64, len(set))
-			} else {
-				errHits.set = errStack[:len(set)]
-			}
-			copy(errHits.set, set)
-			c.m.scan(errText, &errHits, nil, nil)
-		}
+		scanErrText()
 		ex = c.exhaustedRule(prov, status, f.Code, errText, &errHits)
 	}
 	if r == nil && ex != nil && !(noTransient && ex.class == Transient) {
@@ -586,8 +580,7 @@ func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
 	if f.Code != "" {
 		c.m.scan(f.Code, &h, nil, nil)
 	}
-	status := f.Status
-	return c.exhaustedRule(c.provider(f.Provider), status, f.Code, msg, &h) != nil
+	return c.exhaustedRule(c.provider(f.Provider), f.Status, f.Code, msg, &h) != nil
 }
 
 // firstRule returns the first of rules that applies, or nil: among the rules
