@@ -102,7 +102,8 @@ var (
 )
 
 // classifyQuickly runs ClassifyError and fails the test if it panics or
-// takes more than a second.
+// does not return within ten seconds (it takes microseconds; the guarded
+// shapes never end).
 func classifyQuickly(t *testing.T, err error) Classification {
 	t.Helper()
 	type result struct {
@@ -124,8 +125,8 @@ func classifyQuickly(t *testing.T, err error) Classification {
 			t.Fatalf("ClassifyError panicked: %v", r.pnc)
 		}
 		return r.cl
-	case <-time.After(time.Second):
-		t.Fatal("ClassifyError did not return within a second")
+	case <-time.After(10 * time.Second):
+		t.Fatal("ClassifyError did not return within ten seconds")
 	}
 	return Classification{}
 }

@@ -29,6 +29,17 @@ func shapeOf(t *testing.T, err error, fragment string) ruleErrorShape {
 	return ruleErrorShape{File: re.File, Line: re.Line, Rule: re.Rule, Mentions: strings.Contains(err.Error(), fragment)}
 }
 
+// slowParse is how long parsing a megabyte may take before a test calls it
+// a failure. The shapes it guards against take minutes or never end; a
+// linear parse takes well under a second, but the race detector and a
+// loaded machine slow it several times.
+func slowParse() time.Duration {
+	if raceEnabled {
+		return 60 * time.Second
+	}
+	return 15 * time.Second
+}
+
 // loadQuickly runs LoadRuleFile and fails the test if it takes more than a
 // few seconds.
 func loadQuickly(t *testing.T, path string) (*RuleSet, error) {
@@ -45,8 +56,8 @@ func loadQuickly(t *testing.T, path string) (*RuleSet, error) {
 	select {
 	case r := <-done:
 		return r.s, r.err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("LoadRuleFile(%s) did not return within 5 s", path)
+	case <-time.After(slowParse()):
+		t.Fatalf("LoadRuleFile(%s) did not return within %v", path, slowParse())
 	}
 	return nil, nil
 }
@@ -189,7 +200,7 @@ func TestParseRulesAliasBombMegabyte(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "aliases expand the document beyond") {
 		t.Fatalf("error %v", err)
 	}
-	if elapsed > 3*time.Second {
+	if elapsed > slowParse() {
 		t.Errorf("took %v for %d bytes", elapsed, len(data))
 	}
 	t.Logf("%d bytes rejected in %v", len(data), elapsed)
@@ -269,7 +280,7 @@ func TestParseRulesLargeMappingFast(t *testing.T) {
 	b.WriteString("z: 1}\n")
 	start := time.Now()
 	_, err := ParseRules("map.yaml", []byte(b.String()))
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
+	if elapsed := time.Since(start); elapsed > slowParse() {
 		t.Errorf("took %v", elapsed)
 	}
 	want := ruleErrorShape{File: "map.yaml", Line: 6, Rule: "a.big", Mentions: true}
