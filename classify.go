@@ -211,6 +211,14 @@ type Classification struct {
 	// alone. A host may trust a verdict from weak evidence less (a bare 500
 	// says little; an error type such as "insufficient_quota" says much).
 	Evidence Evidence
+	// RetriesExhausted reports that a client-side retry layer already
+	// retried and gave up ("exceeded maximum number of attempts", "Max
+	// retries exceeded", "retries exhausted"): retrying on top multiplies
+	// the attempts. Class and Reason still say what the inner cause was
+	// (Transient when the text names none). It is set by a rule with
+	// `exhausted: true`, or by an SDK error type on the Go error chain
+	// (aws-sdk-go-v2's retry.MaxAttemptsError). Never set for Canceled.
+	RetriesExhausted bool `json:",omitempty"`
 }
 
 // Evidence is the kind of evidence a Classification rests on, from none to
@@ -276,16 +284,22 @@ func (c Classification) LogValue() slog.Value {
 	if c.Evidence != EvidenceNone {
 		attrs = append(attrs, slog.String("evidence", c.Evidence.String()))
 	}
+	if c.RetriesExhausted {
+		attrs = append(attrs, slog.Bool("retries_exhausted", true))
+	}
 	return slog.GroupValue(attrs...)
 }
 
 // Classifier classifies failures with a compiled rule set. Build one with
 // NewClassifier; the package-level Classify uses the embedded defaults. A
-// Classifier is immutable once built and safe for concurrent use.
+// Classifier is immutable once built and safe for concurrent use. The zero
+// Classifier and a nil *Classifier classify with the embedded defaults, as
+// the package-level Classify does.
 type Classifier struct {
-	rules   []*rule // in evidence order: by tier, then by layer
-	m       *matcher
-	anchors [numAnchors]int32 // phrase ids of the anchor phrases
+	rules     []*rule // in evidence order: by tier, then by layer
+	exhausted []*rule // the rules marked `exhausted`, in order
+	m         *matcher
+	anchors   [numAnchors]int32 // phrase ids of the anchor phrases
 }
 
 // NewClassifier compiles rule sets into a Classifier. Layers come highest
@@ -425,8 +439,23 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		compiled[i] = withWaitIDs(&cr)
 	}
 	c.rules = compiled
+	for _, r := range compiled {
+		if r.exhausted {
+			c.exhausted = append(c.exhausted, r)
+		}
+	}
 	m, err := newMatcher(phrases, conceptOf, combos)
 	if err != nil {
+		var tl *tooLargeError
+		if errors.As(err, &tl) {
+			// Name the rule whose phrase did not fit.
+			for _, r := range compiled {
+				if slices.Contains(r.matchID, tl.phrase) || slices.Contains(r.allID, tl.phrase) ||
+					slices.Contains(r.alsoID, tl.phrase) || slices.Contains(r.unlessID, tl.phrase) {
+					return nil, &RuleError{File: r.file, Line: r.line, Rule: r.id, Err: err}
+				}
+			}
+		}
 		return nil, err
 	}
 	c.m = m
@@ -462,7 +491,12 @@ func Classify(f Failure) Classification {
 }
 
 // ClassifyError classifies a Go error alone: it walks the error chain for
-// cancellation, timeouts and network faults, then reads the error's text.
+// cancellation, timeouts, network faults and certificate failures, then
+// reads the error's text. It never panics, whatever the error: typed nils on
+// the chain are skipped, a chain that unwraps to itself or fans out without
+// end is read up to a fixed number of errors, and an error type whose
+// methods panic is read as if it had no text and wrapped nothing. A nil
+// error, or a typed nil alone, is Unknown.
 func ClassifyError(err error) Classification {
 	if err == nil {
 		return Classification{}
@@ -470,23 +504,38 @@ func ClassifyError(err error) Classification {
 	return Classify(Failure{Err: err})
 }
 
-// Classify classifies f with c's rules. See the package-level Classify.
+// Classify classifies f with c's rules. See the package-level Classify. A
+// nil or zero c classifies with the embedded defaults.
 func (c *Classifier) Classify(f Failure) Classification {
 	if c == nil || c.m == nil {
-		return Classification{}
+		d, err := defaultClassifier()
+		if err != nil || d == nil || d.m == nil {
+			return Classification{}
+		}
+		c = d
 	}
+	// The error's text, read only when needed and only from a chain that
+	// is safe to print.
+	var facts chainFacts
+	textOK := false
 	if f.Err != nil {
-		if cl, ok := classifyErrChain(f.Err); ok {
+		var cl Classification
+		var ok bool
+		if cl, ok, facts = classifyErrChain(f.Err); ok {
 			cl.Evidence = EvidenceChain
 			if cl.Class != Canceled {
 				cl.RetryAfter = RetryAfter(f.Header, f.At)
+				if !cl.RetriesExhausted {
+					cl.RetriesExhausted = c.exhaustedText(f, facts.textual && !facts.suspect)
+				}
 			}
 			return cl
 		}
+		textOK = !facts.suspect
 	}
 	msg := f.Message
-	if msg == "" && f.Err != nil {
-		msg = f.Err.Error()
+	if msg == "" && textOK {
+		msg = safeErrorText(f.Err)
 	}
 	var stack [32]uint64
 	set := stack[:]
@@ -515,31 +564,52 @@ func (c *Classifier) Classify(f Failure) Classification {
 	// rules that read text, on the body and then on the Go error's own
 	// text; then the rules that read only the status.
 	noTransient := xsr == "false"
-	r, ev := firstRule(c.rules, prov, status, f.Code, msg, &h, noTransient, false)
-	if r == nil && f.Err != nil && f.Message != "" {
-		var errStack [32]uint64
-		var errHits hits
-		errText := f.Err.Error()
+	var errText string
+	var errHits hits
+	var errStack [32]uint64
+	// scanErrText reads the Go error's text once, when a rule needs it.
+	scanErrText := func() {
+		if errHits.set != nil {
+			return
+		}
+		if textOK {
+			errText = safeErrorText(f.Err)
+		}
 		if len(set) > len(errStack) {
 			errHits.set = make([]uint64, len(set))
 		} else {
 			errHits.set = errStack[:len(set)]
 		}
-		// The failure's text is the body and the error's text together: an
-		// 'unless' phrase in the body still counts.
+		// The failure's text is the body and the error's text together:
+		// an 'unless' phrase in the body still counts.
 		copy(errHits.set, set)
 		c.m.scan(errText, &errHits, nil, nil)
+	}
+	r, ev := firstRule(c.rules, prov, status, f.Code, msg, &h, noTransient, false)
+	if r == nil && f.Err != nil && f.Message != "" {
+		scanErrText()
 		r, ev = firstRule(c.rules, prov, status, f.Code, errText, &errHits, noTransient, false)
 	}
 	if r == nil {
 		r, ev = firstRule(c.rules, prov, status, f.Code, msg, &h, noTransient, true)
+	}
+	// A retry layer's "gave up" wording marks the verdict, and decides it
+	// only when nothing else does.
+	ex := c.exhaustedRule(prov, status, f.Code, msg, &h)
+	if ex == nil && f.Err != nil && f.Message != "" && len(c.exhausted) > 0 {
+		scanErrText()
+		ex = c.exhaustedRule(prov, status, f.Code, errText, &errHits)
+	}
+	if r == nil && ex != nil && !(noTransient && ex.class == Transient) {
+		r, ev = ex, EvidenceText
 	}
 	if xsr == "true" && (r == nil || r.class != Transient) {
 		r, ev = headerRule(status), EvidenceHeader
 	}
 	var cl Classification
 	if r != nil {
-		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id, Evidence: ev}
+		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id, Evidence: ev,
+			RetriesExhausted: ex != nil && r.class != Canceled}
 	}
 
 	// Stated waits: the longer of the headers' and the body's is the floor.
@@ -563,12 +633,55 @@ func (c *Classifier) Classify(f Failure) Classification {
 	return cl
 }
 
+// exhaustedRule returns the first rule marked `exhausted` that applies, or
+// nil.
+func (c *Classifier) exhaustedRule(prov string, status int, code, msg string, h *hits) *rule {
+	for _, r := range c.exhausted {
+		if r.applies(prov, status, code, msg, h) != EvidenceNone {
+			return r
+		}
+	}
+	return nil
+}
+
+// exhaustedText reports whether an `exhausted` rule applies to the failure's
+// text: f.Message, or the error's text when there is no message and the
+// chain holds an error that may carry text of its own (reading the text of
+// the standard library's network errors would allocate for nothing) and is
+// safe to print.
+func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
+	if len(c.exhausted) == 0 {
+		return false
+	}
+	msg := f.Message
+	if msg == "" && textual {
+		msg = safeErrorText(f.Err)
+	}
+	if msg == "" && f.Code == "" {
+		return false
+	}
+	var stack [32]uint64
+	set := stack[:]
+	if need := (c.m.nphrase + 63) / 64; need > len(stack) {
+		set = make([]uint64, need)
+	} else {
+		set = set[:need]
+	}
+	h := hits{set: set}
+	c.m.scan(msg, &h, nil, nil)
+	if f.Code != "" {
+		c.m.scan(f.Code, &h, nil, nil)
+	}
+	return c.exhaustedRule(c.provider(f.Provider), f.Status, f.Code, msg, &h) != nil
+}
+
 // firstRule returns the first of rules that applies and the evidence it
 // rests on, or nil: among the rules that read text, or with statusOnly among
-// those that read only the status and the provider.
+// those that read only the status and the provider. Rules marked
+// `exhausted` never decide here.
 func firstRule(rules []*rule, prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) (*rule, Evidence) {
 	for _, r := range rules {
-		if noTransient && r.class == Transient || r.late() != statusOnly {
+		if r.exhausted || noTransient && r.class == Transient || r.late() != statusOnly {
 			continue
 		}
 		if ev := r.applies(prov, status, code, msg, h); ev != EvidenceNone {

@@ -306,7 +306,7 @@ func TestParseRulesErrors(t *testing.T) {
 		{"bad regex", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    regex: '('\n", "regex:"},
 		{"bad status", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    status: [42]\n", "status 42"},
 		{"bad id", "rules:\n  - id: 'a b'\n    class: quota\n    reason: quota\n    match: [a]\n", `id "a b"`},
-		{"duplicate", "rules:\n  - {id: x, class: quota, reason: quota, match: [a]}\n  - {id: x, class: quota, reason: quota, match: [b]}\n", `bad.yaml:3: rule "x": duplicate rule id`},
+		{"duplicate", "rules:\n  - {id: x, class: quota, reason: quota, match: [abc]}\n  - {id: x, class: quota, reason: quota, match: [bcd]}\n", `bad.yaml:3: rule "x": duplicate rule id`},
 		{"example fails", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    match: [out of juice]\n    examples: [nothing here]\n", `example does not match: "nothing here"`},
 		{"not matches", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    match: [juice]\n    not: [no juice]\n", `'not' text matches`},
 		{"wrong type", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    status: abc\n", `bad.yaml:5: rule "x"`},

@@ -85,9 +85,26 @@
 //	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
 //	    not: ["rate limit exceeded"]        # texts the rule must not match
 //	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
+//	    exhausted: true                     # the text says a client's retry layer gave up (see below)
 //
 // A rule applies when all its guards hold, at least one of its triggers fires
 // (when it has any), and its constraints hold.
+//
+// A rule with `exhausted: true` recognises a client-side retry layer that
+// already gave up ("exceeded maximum number of attempts", "Max retries
+// exceeded"). It never decides while another rule applies: it sets
+// Classification.RetriesExhausted on whatever verdict the text gets, and
+// its own class and reason apply only when no other rule does.
+//
+// A rule file is read defensively, since it may come from anywhere: it must
+// be a regular file of at most 1 MiB holding exactly one YAML document, with
+// no key repeated in any mapping and aliases that expand to at most 4 MiB;
+// statuses are integers from 100 to 599; a regular expression is at most
+// 1024 bytes; and a rule must not match nearly everything: no regular
+// expression that matches the empty text, a single character or plain
+// prose, no match/all/also phrase with fewer than three letters or digits
+// (a CJK character counts as two), no status list that covers every error
+// status (400 to 599).
 //
 // # Rule text
 //

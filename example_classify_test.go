@@ -2,11 +2,16 @@ package erradvisor_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
@@ -57,6 +62,27 @@ func ExampleClassifyError() {
 	// Output:
 	// canceled
 	// network
+}
+
+// A certificate the client does not trust fails the same way on every
+// attempt, and a client's own retry layer that already gave up is reported,
+// so that the host does not retry on top of it.
+func ExampleClassifyError_permanentAndExhausted() {
+	var err *net.OpError // a typed nil, as a buggy wrapper might return
+	fmt.Println(erradvisor.ClassifyError(fmt.Errorf("dial: %w", err)).Class)
+
+	cert := &url.Error{Op: "Post", URL: "https://api.example.com/v1/chat/completions",
+		Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}
+	c := erradvisor.ClassifyError(cert)
+	fmt.Println(c.Class, c.Reason, c.Rule)
+
+	c = erradvisor.ClassifyError(fmt.Errorf("operation error Bedrock Runtime: Converse, exceeded maximum number of attempts, 3, %w",
+		syscall.ECONNRESET))
+	fmt.Println(c.Class, c.Reason, c.Rule, c.RetriesExhausted)
+	// Output:
+	// unknown
+	// permanent invalid_request go.x509_unknown_authority
+	// transient network go.econnreset true
 }
 
 func ExampleNewClassifier() {

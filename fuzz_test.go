@@ -1,7 +1,15 @@
 package erradvisor
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -85,6 +93,12 @@ func FuzzRules(f *testing.F) {
 	f.Add([]byte("rules: [{id: x, class: transient, reason: server, regex: '(a'}]"))
 	f.Add([]byte("rules: !!binary AAAA"))
 	f.Add([]byte("&a [*a]"))
+	files, _ := filepath.Glob("testdata/rules/*.yaml")
+	for _, file := range files {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		set, err := ParseRules("fuzz.yaml", data)
 		if err != nil {
@@ -100,4 +114,125 @@ func FuzzRules(f *testing.F) {
 		_ = c.Classify(Failure{Message: string(data), Status: 429, Provider: "openai"})
 		_ = set.Rules()
 	})
+}
+
+// FuzzClassifyErrorValues builds Go error values from the fuzz input (typed
+// nils of several types, self-unwrapping and value-looping errors, cycles,
+// joins, wraps of any depth, errors whose every method panics, errors of
+// non-comparable types, certificate errors) and checks that ClassifyError
+// returns, never panics, and visits at most chainBudget errors.
+func FuzzClassifyErrorValues(f *testing.F) {
+	f.Add([]byte{0, 5, 5, 6})
+	f.Add([]byte{1, 2, 3, 4, 6, 6, 6})
+	f.Add([]byte{7, 5, 13, 6, 14})
+	f.Add([]byte{11, 8, 9, 10, 12, 15, 16})
+	f.Add([]byte{0, 12, 12, 12, 12, 12, 12, 12, 12, 6, 6})
+	f.Add([]byte{17, 5, 5, 18, 8, 19, 6})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 512 {
+			ops = ops[:512]
+		}
+		err := buildError(ops)
+		got := ClassifyError(err)
+		if !got.Class.Valid() {
+			t.Fatalf("invalid class %d", got.Class)
+		}
+		if rc, ok := got.Reason.Class(); !ok || rc != got.Class {
+			t.Fatalf("reason %q does not belong to class %s", got.Reason, got.Class)
+		}
+		if again := ClassifyError(err); again != got {
+			t.Fatalf("not deterministic: %+v then %+v", got, again)
+		}
+		if fc := walkErrChain(err); fc.visited > chainBudget {
+			t.Fatalf("visited %d errors", fc.visited)
+		}
+		_ = Classify(Failure{Err: err, Message: "upstream: 503", Status: 503})
+	})
+}
+
+// wrapNode wraps an error under a fixed text, so that building deep chains
+// costs the harness nothing (fmt.Errorf would print the whole chain at each
+// level).
+type wrapNode struct {
+	msg string
+	err error
+}
+
+func (w *wrapNode) Error() string { return w.msg }
+func (w *wrapNode) Unwrap() error { return w.err }
+
+// buildError interprets ops as a little stack machine that builds an error.
+func buildError(ops []byte) error {
+	var stack []error
+	top := func() error {
+		if len(stack) == 0 {
+			return nil
+		}
+		return stack[len(stack)-1]
+	}
+	pop := func() error {
+		if len(stack) == 0 {
+			return nil
+		}
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		return e
+	}
+	var firstCycle *cycleError
+	for i, op := range ops {
+		switch op % 20 {
+		case 0:
+			stack = append(stack, chainTargets[i%len(chainTargets)])
+		case 1:
+			stack = append(stack, nilOp)
+		case 2:
+			stack = append(stack, nilDNS)
+		case 3:
+			stack = append(stack, nilURL)
+		case 4:
+			stack = append(stack, nilDeref)
+		case 5:
+			stack = append(stack, &wrapNode{msg: "wrap", err: pop()})
+		case 6:
+			a, b := pop(), pop()
+			stack = append(stack, errors.Join(a, b))
+		case 7:
+			stack = append(stack, &selfError{})
+		case 8:
+			stack = append(stack, &panicError{inner: pop()})
+		case 9:
+			stack = append(stack, &net.OpError{Op: "read", Net: "tcp", Err: pop()})
+		case 10:
+			stack = append(stack, &url.Error{Op: "Post", URL: "https://x", Err: pop()})
+		case 11:
+			stack = append(stack, valueLoop{})
+		case 12:
+			stack = append(stack, &fanOut{child: pop()})
+		case 13:
+			stack = append(stack, &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})
+		case 14:
+			stack = append(stack, listError{"a", fmt.Sprint(i)})
+		case 15:
+			stack = append(stack, &nilDerefError{msg: fmt.Sprint(i)})
+		case 16:
+			a, b := pop(), pop()
+			stack = append(stack, errors.Join(a, b, a)) // a shared branch
+		case 17:
+			c := &cycleError{next: pop()}
+			if firstCycle == nil {
+				firstCycle = c
+			}
+			stack = append(stack, c)
+		case 18:
+			if firstCycle != nil { // close the cycle through whatever is on top
+				firstCycle.next = top()
+			}
+		case 19:
+			stack = append(stack, errors.New("exceeded maximum number of attempts, 3, connection reset by peer"))
+		}
+	}
+	if len(stack) == 0 {
+		return nilDeref
+	}
+	return errors.Join(stack...)
 }

@@ -1,6 +1,9 @@
 package erradvisor
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The matcher finds every phrase of a rule set in one pass over the text, in
 // time linear in the text whatever the number of phrases (an Aho–Corasick
@@ -100,8 +103,13 @@ type matcher struct {
 	combos []uint64
 }
 
-// errTooManyStates is returned for a rule set whose phrases do not fit.
-var errTooManyStates = errors.New("phrases too many or too long to compile")
+// tooLargeError is returned for a rule set whose phrases do not fit: phrase
+// is the id of the phrase that did not.
+type tooLargeError struct{ phrase int32 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("phrase set too large to compile: more than %d automaton states or 255 distinct bytes", maxStates)
+}
 
 // errTooManyCombos is returned for rules that name too many distinct concept
 // combinations.
@@ -127,12 +135,12 @@ func newMatcher(phrases []string, concepts []uint64, combos []uint64) (*matcher,
 	}
 	m := &matcher{nphrase: len(phrases), combos: combos}
 	// Byte classes: one per distinct byte used by a phrase, 0 for the rest.
-	for _, p := range phrases {
+	for id, p := range phrases {
 		for i := 0; i < len(p); i++ {
 			if m.class[p[i]] == 0 {
 				m.nclass++
 				if m.nclass > 255 {
-					return nil, errTooManyStates
+					return nil, &tooLargeError{phrase: int32(id)}
 				}
 				m.class[p[i]] = uint8(m.nclass)
 			}
@@ -157,7 +165,7 @@ func newMatcher(phrases []string, concepts []uint64, combos []uint64) (*matcher,
 			if n == 0 {
 				n = len(m.own)
 				if n >= maxStates {
-					return nil, errTooManyStates
+					return nil, &tooLargeError{phrase: int32(id)}
 				}
 				m.delta = append(m.delta, make([]uint16, nc)...)
 				m.own = append(m.own, -1)

@@ -1,20 +1,24 @@
 package erradvisor
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// The rule format (rules, concepts, tiers) is documented in the package
-// documentation, doc.go, so that go doc shows it.
+// The rule format (rules, concepts, tiers, flags and the limits a rule
+// file must keep) is documented in the package documentation, doc.go, so
+// that go doc shows it.
 
 //go:embed rules.yaml
 var defaultRulesYAML []byte
@@ -42,23 +46,35 @@ type RuleInfo struct {
 	// "hard_limit", "rate", "overflow", "permanent", "fault", "status"),
 	// as written or as defaulted.
 	Tier string
+	// Exhausted is the rule's `exhausted` flag: it recognises a retry layer
+	// that gave up, and sets Classification.RetriesExhausted.
+	Exhausted bool
 	// File and Line say where the rule is defined.
 	File string
 	Line int
 }
 
 // Name returns the name the set was parsed under (a file path for files,
-// "rules.yaml" for the defaults).
-func (s *RuleSet) Name() string { return s.name }
+// "rules.yaml" for the defaults), or "" for a nil set.
+func (s *RuleSet) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
-// Rules describes the rules of the set, in order.
+// Rules describes the rules of the set, in order. A nil or zero set has none.
 func (s *RuleSet) Rules() []RuleInfo {
+	if s == nil {
+		return nil
+	}
 	out := make([]RuleInfo, len(s.rules))
 	for i, r := range s.rules {
 		out[i] = RuleInfo{
 			ID: r.id, Class: r.class, Reason: r.reason, Description: r.description,
 			Providers: slices.Clone(r.providers), Status: slices.Clone(r.status),
-			Codes: slices.Clone(r.codes), Disabled: r.disabled, Tier: r.tier.String(), File: s.name, Line: r.line,
+			Codes: slices.Clone(r.codes), Disabled: r.disabled, Tier: r.tier.String(), Exhausted: r.exhausted,
+			File: s.name, Line: r.line,
 		}
 	}
 	return out
@@ -73,10 +89,18 @@ type RuleError struct {
 	Err  error
 }
 
-// Error implements error: "file:line: rule "id": problem".
+// Error implements error: "file:line: rule "id": problem". A zero RuleError
+// reads "rules: invalid rule file" and a nil one "<nil>".
 func (e *RuleError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
-	b.WriteString(e.File)
+	if e.File != "" {
+		b.WriteString(e.File)
+	} else {
+		b.WriteString("rules")
+	}
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
@@ -84,12 +108,21 @@ func (e *RuleError) Error() string {
 		fmt.Fprintf(&b, ": rule %q", e.Rule)
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	if msg := safeErrorText(e.Err); msg != "" {
+		b.WriteString(msg)
+	} else {
+		b.WriteString("invalid rule file")
+	}
 	return b.String()
 }
 
-// Unwrap returns the underlying error.
-func (e *RuleError) Unwrap() error { return e.Err }
+// Unwrap returns the underlying error, or nil for a nil RuleError.
+func (e *RuleError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // rule is one compiled rule.
 type rule struct {
@@ -107,8 +140,10 @@ type rule struct {
 	re          *regexp.Regexp
 	disabled    bool
 	firm        bool
+	exhausted   bool
 	examples    []string
 	not         []string
+	file        string
 	line        int
 	tier        tier
 	clauses     [][]string // concept names that must meet in one clause, per entry
@@ -137,6 +172,7 @@ type ruleSpec struct {
 	Regex       string   `yaml:"regex"`
 	Disabled    bool     `yaml:"disabled"`
 	Firm        bool     `yaml:"firm"`
+	Exhausted   bool     `yaml:"exhausted"`
 	Examples    []string `yaml:"examples"`
 	Not         []string `yaml:"not"`
 	Tier        string   `yaml:"tier"`
@@ -144,15 +180,27 @@ type ruleSpec struct {
 }
 
 var ruleKeys = []string{"id", "class", "reason", "description", "providers", "status", "codes",
-	"match", "all", "also", "unless", "regex", "disabled", "firm", "examples", "not", "tier", "clause"}
+	"match", "all", "also", "unless", "regex", "disabled", "firm", "exhausted", "examples", "not", "tier", "clause"}
 
-// maxRuleFileSize bounds what ParseRules reads.
-const maxRuleFileSize = 1 << 20
+// Bounds on what a rule file may cost.
+const (
+	// maxRuleFileSize bounds what ParseRules and LoadRuleFile read.
+	maxRuleFileSize = 1 << 20
+	// maxExpandedCost bounds the document as its aliases expand it: one
+	// unit per node plus the length of each scalar.
+	maxExpandedCost = 4 << 20
+	// maxExampleBytes bounds the examples and 'not' texts of a file, which
+	// are all matched when it is parsed.
+	maxExampleBytes = 1 << 20
+	// maxRegexLen bounds a rule's regular expression.
+	maxRegexLen = 1024
+)
 
 // ParseRules parses and validates a YAML rule document. name is used in
 // errors (a file path, typically). Every rule's examples must match it and
 // its `not` texts must not. Errors are *RuleError values naming the file,
-// the line and the rule.
+// the line and the rule. See the package documentation of the rule format
+// for the bounds a document must keep.
 func ParseRules(name string, data []byte) (*RuleSet, error) {
 	fail := func(line int, id string, format string, args ...any) error {
 		return &RuleError{File: name, Line: line, Rule: id, Err: fmt.Errorf(format, args...)}
@@ -160,15 +208,30 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 	if len(data) > maxRuleFileSize {
 		return nil, fail(0, "", "file larger than %d bytes", maxRuleFileSize)
 	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &RuleSet{name: name}, nil // no document: no rules
+		}
 		return nil, &RuleError{File: name, Line: yamlErrorLine(err), Err: err}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, &RuleError{File: name, Line: yamlErrorLine(err), Err: err}
+	default:
+		return nil, fail(max(next.Line, 1), "", "a second YAML document: a rule file holds exactly one")
 	}
 	set := &RuleSet{name: name}
 	if len(doc.Content) == 0 {
 		return set, nil // an empty document has no rules
 	}
 	top := doc.Content[0]
+	if top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
+		return set, nil
+	}
 	if top.Kind != yaml.MappingNode {
 		return nil, fail(top.Line, "", "want a mapping with a 'rules' list")
 	}
@@ -186,27 +249,43 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 		if k.Value != "rules" {
 			return nil, fail(k.Line, "", "unknown key %q (want 'rules' or 'concepts')", k.Value)
 		}
+		if list != nil {
+			return nil, fail(k.Line, "", "key 'rules' repeated")
+		}
 		list = top.Content[i+1]
+	}
+	// Bound the whole document before decoding any of it: aliases expand,
+	// and keys must be unique in every mapping.
+	b := budget{left: maxExpandedCost, memo: map[*yaml.Node]int{}}
+	if _, err := b.cost(&doc); err != nil {
+		return nil, fail(err.line, ruleAt(list, err.line), "%s", err.msg)
 	}
 	if list == nil || list.Tag == "!!null" {
 		return set, nil
+	}
+	if list.Kind == yaml.AliasNode && list.Alias != nil {
+		list = list.Alias
 	}
 	if list.Kind != yaml.SequenceNode {
 		return nil, fail(list.Line, "", "'rules' must be a list")
 	}
 	seen := map[string]bool{}
+	exampleBytes := 0
 	for _, n := range list.Content {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
 		if n.Kind != yaml.MappingNode {
 			return nil, fail(n.Line, "", "a rule must be a mapping")
 		}
-		id := ""
+		id := ruleID(n)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
+			k, v := n.Content[i], n.Content[i+1]
 			if !slices.Contains(ruleKeys, k.Value) {
-				return nil, fail(k.Line, ruleID(n), "unknown field %q", k.Value)
+				return nil, fail(k.Line, id, "unknown field %q", k.Value)
 			}
-			if k.Value == "id" {
-				id = n.Content[i+1].Value
+			if line, msg := fieldShape(k.Value, v); msg != "" {
+				return nil, fail(line, id, "%s: %s", k.Value, msg)
 			}
 		}
 		var spec ruleSpec
@@ -221,12 +300,22 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 			return nil, fail(n.Line, r.id, "duplicate rule id")
 		}
 		seen[r.id] = true
-		r.line = n.Line
+		for _, ex := range slices.Concat(r.examples, r.not) {
+			exampleBytes += len(ex)
+		}
+		if exampleBytes > maxExampleBytes {
+			return nil, fail(n.Line, r.id, "examples and 'not' texts exceed %d bytes in all", maxExampleBytes)
+		}
+		r.file, r.line = name, n.Line
 		set.rules = append(set.rules, r)
 	}
 	// Run every rule's examples against the rule alone.
 	c, err := newClassifier(set)
 	if err != nil {
+		var re *RuleError
+		if errors.As(err, &re) {
+			return nil, err
+		}
 		return nil, &RuleError{File: name, Err: err}
 	}
 	buf := make([]uint64, (c.m.nphrase+63)/64)
@@ -243,6 +332,151 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 		}
 	}
 	return set, nil
+}
+
+// listFields are the rule fields that hold lists; the others hold one
+// scalar.
+var listFields = []string{"providers", "status", "codes", "match", "all", "also", "unless", "examples", "not", "clause"}
+
+// fieldShape checks the shape of a rule field's value before it is decoded
+// (the YAML decoder takes time quadratic in the size of a mapping it is
+// handed, even one it then rejects): a scalar, or a list of scalars, and
+// for status a list of integers. It returns the line and the problem, or
+// "".
+func fieldShape(field string, v *yaml.Node) (int, string) {
+	v = resolveAlias(v)
+	if !slices.Contains(listFields, field) {
+		if v.Kind != yaml.ScalarNode {
+			return v.Line, "want a single value"
+		}
+		return 0, ""
+	}
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+		return 0, "" // an empty list
+	}
+	want := "want a list of texts"
+	if field == "status" {
+		want = "want a list of integers"
+	}
+	if v.Kind != yaml.SequenceNode {
+		return v.Line, want
+	}
+	for _, it := range v.Content {
+		it = resolveAlias(it)
+		if it.Kind != yaml.ScalarNode || field == "status" && it.ShortTag() != "!!int" {
+			return it.Line, want
+		}
+	}
+	return 0, ""
+}
+
+// resolveAlias returns the node an alias stands for, or n itself.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; i < 8 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// budget bounds the cost of a YAML tree as its aliases expand it.
+type budget struct {
+	left int
+	memo map[*yaml.Node]int // anchored node -> its expanded cost; -1 while in progress
+}
+
+// budgetError says where the document broke a bound.
+type budgetError struct {
+	line int
+	msg  string
+}
+
+// cost returns the expanded cost of n, and checks that every mapping's keys
+// are unique. An anchored node's cost is computed once, so the walk is
+// linear in the document, however its aliases nest.
+func (b *budget) cost(n *yaml.Node) (int, *budgetError) {
+	if n == nil {
+		return 0, nil
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return 0, nil
+		}
+		c, err := b.cost(n.Alias)
+		if err != nil {
+			return 0, err
+		}
+		// The first visit of the anchor paid for it; each alias pays again.
+		if b.left -= c; b.left < 0 {
+			return 0, &budgetError{n.Line, fmt.Sprintf("aliases expand the document beyond %d bytes", maxExpandedCost)}
+		}
+		return c, nil
+	}
+	if n.Anchor != "" {
+		switch c, ok := b.memo[n]; {
+		case ok && c < 0:
+			return 0, &budgetError{n.Line, fmt.Sprintf("anchor %q contains an alias to itself", n.Anchor)}
+		case ok:
+			return c, nil
+		}
+		b.memo[n] = -1
+	}
+	c := 1 + len(n.Value)
+	if b.left -= c; b.left < 0 {
+		return 0, &budgetError{n.Line, fmt.Sprintf("aliases expand the document beyond %d bytes", maxExpandedCost)}
+	}
+	if n.Kind == yaml.MappingNode {
+		if err := uniqueKeys(n); err != nil {
+			return 0, err
+		}
+	}
+	for _, ch := range n.Content {
+		cc, err := b.cost(ch)
+		if err != nil {
+			return 0, err
+		}
+		c = min(c+cc, maxExpandedCost+1)
+	}
+	if n.Anchor != "" {
+		b.memo[n] = c
+	}
+	return c, nil
+}
+
+// uniqueKeys checks that no scalar key of the mapping n repeats, in time
+// linear in its size.
+func uniqueKeys(n *yaml.Node) *budgetError {
+	var first map[string]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if first == nil {
+			first = make(map[string]*yaml.Node, len(n.Content)/2)
+		}
+		if p, ok := first[k.Value]; ok {
+			return &budgetError{k.Line, fmt.Sprintf("key %q repeated (first at line %d)", k.Value, p.Line)}
+		}
+		first[k.Value] = k
+	}
+	return nil
+}
+
+// ruleAt returns the id of the rule of list that holds line, or "".
+func ruleAt(list *yaml.Node, line int) string {
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return ""
+	}
+	id := ""
+	for _, n := range list.Content {
+		if n.Line > line {
+			break
+		}
+		if n.Kind == yaml.MappingNode {
+			id = ruleID(n)
+		}
+	}
+	return id
 }
 
 // ruleID returns the id of a rule node, if it has one.
@@ -283,11 +517,36 @@ func yamlErrorLine(err error, def ...int) int {
 	return 0
 }
 
-// LoadRuleFile reads and parses a rule file.
+// LoadRuleFile reads and parses a rule file. It reads only a regular file
+// of at most 1 MiB: a device, a FIFO or a directory is an error at once,
+// and so is a file that grows beyond the limit while it is read.
 func LoadRuleFile(path string) (*RuleSet, error) {
-	data, err := os.ReadFile(path)
+	fail := func(err error) (*RuleSet, error) { return nil, &RuleError{File: path, Err: err} }
+	// Stat first: opening a FIFO blocks until a writer appears.
+	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, &RuleError{File: path, Err: err}
+		return fail(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail(fmt.Errorf("not a regular file (%s)", fi.Mode().Type()))
+	}
+	if fi.Size() > maxRuleFileSize {
+		return fail(fmt.Errorf("file larger than %d bytes", maxRuleFileSize))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fail(errors.New("not a regular file"))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRuleFileSize+1))
+	if err != nil {
+		return fail(err)
+	}
+	if len(data) > maxRuleFileSize {
+		return fail(fmt.Errorf("file larger than %d bytes", maxRuleFileSize))
 	}
 	return ParseRules(path, data)
 }
@@ -321,7 +580,7 @@ func compileSpec(s ruleSpec) (*rule, error) {
 		return nil, fmt.Errorf("id %q: want 1 to 128 letters, digits, '.', '_' or '-'", s.ID)
 	}
 	r := &rule{id: s.ID, description: s.Description, disabled: s.Disabled, firm: s.Firm,
-		examples: s.Examples, not: s.Not}
+		exhausted: s.Exhausted, examples: s.Examples, not: s.Not}
 	if s.Disabled {
 		return r, nil // a disabled rule only hides a lower one
 	}
@@ -346,6 +605,9 @@ func compileSpec(s ruleSpec) (*rule, error) {
 			return nil, fmt.Errorf("status %d: want 100 to 599", st)
 		}
 	}
+	if coversErrorStatuses(s.Status) {
+		return nil, errors.New("status: the list covers every error status (400 to 599) and would match any failure")
+	}
 	r.status = s.Status
 	for _, c := range s.Codes {
 		if strings.TrimSpace(c) == "" {
@@ -353,32 +615,42 @@ func compileSpec(s ruleSpec) (*rule, error) {
 		}
 	}
 	r.codes = s.Codes
-	norm := func(field string, in []string) ([]string, error) {
+	norm := func(field string, in []string, short bool) ([]string, error) {
 		out := make([]string, 0, len(in))
 		for _, p := range in {
 			n := normalizePhrase(p)
 			if n == "" {
 				return nil, fmt.Errorf("%s: empty phrase", field)
 			}
+			if !short && phraseWeight(n) < minPhraseWeight {
+				return nil, fmt.Errorf("%s: phrase %q is too short to mean anything (want at least %d letters or digits)", field, p, minPhraseWeight)
+			}
 			out = append(out, n)
 		}
 		return out, nil
 	}
-	if r.match, err = norm("match", s.Match); err != nil {
+	if r.match, err = norm("match", s.Match, false); err != nil {
 		return nil, err
 	}
-	if r.all, err = norm("all", s.All); err != nil {
+	if r.all, err = norm("all", s.All, false); err != nil {
 		return nil, err
 	}
-	if r.also, err = norm("also", s.Also); err != nil {
+	if r.also, err = norm("also", s.Also, false); err != nil {
 		return nil, err
 	}
-	if r.unless, err = norm("unless", s.Unless); err != nil {
+	if r.unless, err = norm("unless", s.Unless, true); err != nil { // a short 'unless' only narrows
 		return nil, err
 	}
 	if s.Regex != "" {
+		if len(s.Regex) > maxRegexLen {
+			// Matching costs the text's length times the program's size.
+			return nil, fmt.Errorf("regex: longer than %d bytes; prefer phrases", maxRegexLen)
+		}
 		if r.re, err = regexp.Compile("(?i)" + s.Regex); err != nil {
 			return nil, fmt.Errorf("regex: %v", err)
+		}
+		if probe, ok := matchesAnything(r.re); ok {
+			return nil, fmt.Errorf("regex %q matches %q and so nearly any text", s.Regex, probe)
 		}
 	}
 	if r.clauses, err = parseClauses(s.Clause); err != nil {
@@ -394,5 +666,58 @@ func compileSpec(s ruleSpec) (*rule, error) {
 	} else {
 		r.tier = defaultTier(r)
 	}
+	if r.exhausted && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil {
+		return nil, errors.New("exhausted: the rule must read text (codes, match, all or regex)")
+	}
 	return r, nil
+}
+
+// minPhraseWeight is the least weight of a match, all or also phrase.
+const minPhraseWeight = 3
+
+// phraseWeight counts the letters and digits of a phrase; a Han, kana or
+// Hangul character, a word or a syllable alone, counts as two.
+func phraseWeight(p string) int {
+	w := 0
+	for _, r := range p {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+			w += 2
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			w++
+		}
+	}
+	return w
+}
+
+// anythingProbes are texts no useful regular expression matches: nothing,
+// single characters and plain prose.
+var anythingProbes = [...]string{"", " ", "a", "Z", "0", "9", ".", ":", "!", "\n", "é", "中",
+	"ok", "The quick brown fox jumps over the lazy dog."}
+
+// matchesAnything returns the first probe re matches.
+func matchesAnything(re *regexp.Regexp) (string, bool) {
+	for _, p := range anythingProbes {
+		if re.MatchString(p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// coversErrorStatuses reports whether statuses list every status from 400
+// to 599.
+func coversErrorStatuses(statuses []int) bool {
+	if len(statuses) < 200 {
+		return false
+	}
+	var seen [200]bool
+	n := 0
+	for _, st := range statuses {
+		if st >= 400 && st <= 599 && !seen[st-400] {
+			seen[st-400] = true
+			n++
+		}
+	}
+	return n == 200
 }
