@@ -1,0 +1,518 @@
+package redact
+
+import (
+	"strings"
+)
+
+// span is a half-open byte range.
+type span struct{ start, end int }
+
+// scanner finds the secrets of a decoded text. Every detector runs at
+// every position, independently of the others, and remembers where its
+// last match ended so that no byte is read twice by the same detector:
+// the scan is linear in the text.
+type scanner struct {
+	t     string
+	spans []span
+	// Where each detector may next start a match.
+	prefixFrom, jwtFrom, authFrom, paramFrom, urlFrom, pemFrom int
+}
+
+func (sc *scanner) add(start, end int) {
+	if end > start {
+		sc.spans = append(sc.spans, span{start, end})
+	}
+}
+
+// scan returns the secret spans of t, in order of their start.
+func scan(t string) []span {
+	sc := scanner{t: t}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		boundary := i == 0 || !isAlnum(t[i-1])
+		switch {
+		case c == '=' || c == ':':
+			if i >= sc.paramFrom {
+				sc.param(i)
+			}
+			if c == ':' && i >= sc.urlFrom && strings.HasPrefix(t[i:], "://") {
+				sc.userinfo(i)
+			}
+			continue
+		case c == '-':
+			if i >= sc.pemFrom && strings.HasPrefix(t[i:], pemBegin) {
+				sc.pem(i)
+			}
+		}
+		if !boundary || c >= 128 {
+			continue
+		}
+		if i >= sc.prefixFrom {
+			sc.prefix(i)
+		}
+		if c == 'e' && i >= sc.jwtFrom && strings.HasPrefix(t[i:], "eyJ") {
+			sc.jwt(i)
+		}
+		if (c == 'b' || c == 'B') && i >= sc.authFrom {
+			sc.scheme(i)
+		}
+	}
+	return sc.spans
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isKeyChar reports whether c may appear in an API key.
+func isKeyChar(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
+
+func isKeyOrDot(c byte) bool { return isKeyChar(c) || c == '.' }
+
+// isTokenChar reports whether c may appear in a bearer or basic credential
+// (RFC 6750's b64token) or a JWT.
+func isTokenChar(c byte) bool {
+	return isKeyChar(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
+}
+
+// looksRandom reports whether s reads as generated rather than as a word:
+// it holds a digit, a capital after a small letter, or a symbol in a run of
+// at least eight characters.
+func looksRandom(s string) bool {
+	sym := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isDigit(c):
+			return true
+		case isUpper(c) && i > 0 && isLower(s[i-1]):
+			return true
+		case !isAlnum(c):
+			sym = true
+		}
+	}
+	return sym && len(s) >= 8
+}
+
+// run returns the end of the run of characters accepted by ok from i, with
+// the run carried across single line breaks (\n or \r\n) while the text
+// after the break also looks random: a key that a terminal or a log wrapped
+// is still one key. n counts the accepted characters.
+func run(t string, i int, ok func(byte) bool) (end, n int) {
+	j := i
+	for {
+		for j < len(t) && ok(t[j]) {
+			j++
+			n++
+		}
+		k := j
+		if k < len(t) && t[k] == '\r' {
+			k++
+		}
+		if k >= len(t) || t[k] != '\n' {
+			return j, n
+		}
+		k++
+		e := k
+		for e < len(t) && ok(t[e]) {
+			e++
+		}
+		if e == k || !looksRandom(t[k:e]) || (e < len(t) && !isSpace(t[e]) && !isValueEnd(t, e)) {
+			return j, n
+		}
+		j = k
+	}
+}
+
+// trimDots drops trailing dots from t[i:end]: the end of a sentence, not of
+// the token.
+func trimDots(t string, i, end int) int {
+	for end > i && t[end-1] == '.' {
+		end--
+	}
+	return end
+}
+
+// prefix redacts a key that starts with a known vendor prefix at i.
+func (sc *scanner) prefix(i int) {
+	t := sc.t
+	for _, p := range prefixesByFirst[t[i]] {
+		if !strings.HasPrefix(t[i:], p.prefix) {
+			continue
+		}
+		ok := isKeyChar
+		if p.dots {
+			ok = isKeyOrDot
+		}
+		b := i + len(p.prefix)
+		end, _ := run(t, b, ok)
+		end = trimDots(t, b, end)
+		if countKey(t[b:end]) >= p.minBody {
+			sc.add(i, end)
+			sc.prefixFrom = end
+			return
+		}
+	}
+}
+
+// countKey counts the characters of s that are not line breaks.
+func countKey(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\n' && s[i] != '\r' {
+			n++
+		}
+	}
+	return n
+}
+
+// jwt redacts a JSON Web Token: eyJ, then three base64url parts joined by
+// dots.
+func (sc *scanner) jwt(i int) {
+	t := sc.t
+	j, dots := i, 0
+	for j < len(t) && isKeyOrDot(t[j]) {
+		if t[j] == '.' {
+			dots++
+		}
+		j++
+	}
+	sc.jwtFrom = j
+	if dots >= 2 {
+		sc.add(i, trimDots(t, i, j))
+	}
+}
+
+// hasPrefixFold reports whether t[i:] starts with the lower-case ASCII p,
+// ignoring case.
+func hasPrefixFold(t string, i int, p string) bool {
+	if len(t)-i < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		c := t[i+k]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		if c != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// minCredential is the shortest credential read after "Bearer " or
+// "Basic ".
+const minCredential = 8
+
+// scheme redacts the credential after the HTTP authentication schemes
+// Bearer and Basic, keeping the scheme's name.
+func (sc *scanner) scheme(i int) {
+	t := sc.t
+	var word string
+	switch {
+	case hasPrefixFold(t, i, "bearer"):
+		word = "bearer"
+	case hasPrefixFold(t, i, "basic"):
+		word = "basic"
+	default:
+		return
+	}
+	k := i + len(word)
+	ws := k
+	for k < len(t) && k-ws < 16 && isSpace(t[k]) {
+		k++
+	}
+	if k == ws || k >= len(t) {
+		return
+	}
+	end, n := run(t, k, isTokenChar)
+	sc.authFrom = max(end, k)
+	val := t[k:end]
+	if n < minCredential {
+		return
+	}
+	if !looksRandom(val) && (word == "basic" || n < 16) {
+		return // a word: "basic authentication", "bearer tokens"
+	}
+	sc.add(k, end)
+}
+
+const pemBegin = "-----BEGIN "
+
+// pem redacts the body of a PEM private key block, keeping its BEGIN and
+// END lines; a block without its END line is redacted to the end of the
+// text.
+func (sc *scanner) pem(i int) {
+	t := sc.t
+	ls := i + len(pemBegin)
+	le := strings.Index(t[ls:min(len(t), ls+80)], "-----")
+	if le < 0 || !strings.Contains(t[ls:ls+le], "PRIVATE KEY") {
+		return
+	}
+	body := ls + le + len("-----")
+	end := len(t)
+	if e := strings.Index(t[body:], "-----END"); e >= 0 {
+		end = body + e
+	}
+	sc.add(body, end)
+	sc.pemFrom = end
+}
+
+// userinfo redacts the password of scheme://user:password@host at i, the
+// "://". A password holding '/', '?' or '#' (which should have been
+// escaped) is redacted too, unless what follows the colon is a port.
+func (sc *scanner) userinfo(i int) {
+	t := sc.t
+	start := i + 3
+	u := start
+	for u < len(t) && u-start < 256 && !isSpace(t[u]) && !strings.ContainsRune(":@/?#", rune(t[u])) {
+		u++
+	}
+	if u >= len(t) || t[u] != ':' {
+		return
+	}
+	at, atAuthority, slash := -1, -1, -1
+	for e := u + 1; e < len(t) && e-u < 512 && !isSpace(t[e]) && !strings.ContainsRune("\"'`<>", rune(t[e])); e++ {
+		switch t[e] {
+		case '@':
+			at = e
+			if slash < 0 {
+				atAuthority = e
+			}
+		case '/', '?', '#':
+			if slash < 0 {
+				slash = e
+			}
+		}
+	}
+	switch {
+	case atAuthority >= 0:
+		at = atAuthority
+	case at < 0:
+		return
+	case allDigits(t[u+1 : slash]):
+		return // a port, and the '@' is in the path
+	}
+	if at > u+1 {
+		sc.add(u+1, at)
+		sc.urlFrom = at
+	}
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isValueEnd reports whether the value of a URL or form parameter ends
+// before t[e]: at a hard delimiter, or at a closing or separating
+// punctuation mark that another delimiter or the end of the text follows.
+func isValueEnd(t string, e int) bool {
+	switch t[e] {
+	case ' ', '\t', '\n', '\r', '&', ';', '"', '\'', '`', '<', '>':
+		return true
+	case ',', ')', ']', '}', '.':
+		return e+1 >= len(t) || isValueEnd(t, e+1)
+	}
+	return false
+}
+
+// isFieldEnd is isValueEnd for the value of a header or a "name: value"
+// field, which may hold '&' and in which ';' ends the value only before a
+// blank.
+func isFieldEnd(t string, e int) bool {
+	switch t[e] {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>':
+		return true
+	case ',', ';', ')', ']', '}', '.':
+		return e+1 >= len(t) || isFieldEnd(t, e+1)
+	}
+	return false
+}
+
+// valueEnd returns the end of the unquoted value that starts at k; isEnd
+// tells where it ends.
+func valueEnd(t string, k int, isEnd func(string, int) bool) int {
+	e := k
+	for {
+		for e < len(t) && !isEnd(t, e) {
+			e++
+		}
+		// A value wrapped by a line break goes on when the next line
+		// starts with more of it.
+		j := e
+		if j < len(t) && t[j] == '\r' {
+			j++
+		}
+		if e == k || j >= len(t) || t[j] != '\n' {
+			return e
+		}
+		j++
+		c := j
+		for c < len(t) && !isEnd(t, c) {
+			c++
+		}
+		if c == j || !looksRandom(t[j:c]) {
+			return e
+		}
+		e = c
+	}
+}
+
+// lineEnd returns the end of the line, or of the quoted string, from k.
+func lineEnd(t string, k int) int {
+	e := k
+	for e < len(t) && !strings.ContainsRune("\n\r\"`<>", rune(t[e])) {
+		e++
+	}
+	for e > k && (t[e-1] == ' ' || t[e-1] == '\t') {
+		e--
+	}
+	return e
+}
+
+// wholeLine are the header names whose value runs to the end of the line.
+var wholeLine = [...]string{"authorization", "proxy-authorization", "cookie", "set-cookie"}
+
+// param redacts the value of a secret-named parameter: ?api_key=v,
+// password = v, "token": "v", X-Api-Key: v, Cookie: v. sep, at i, is '='
+// or ':'.
+func (sc *scanner) param(i int) {
+	t := sc.t
+	sep := t[i]
+	if sep == '=' && (i+1 < len(t) && t[i+1] == '=' || i > 0 && strings.ContainsRune("=!<>", rune(t[i-1]))) {
+		return // a comparison
+	}
+	if sep == ':' && (i+1 < len(t) && t[i+1] == ':' || strings.HasPrefix(t[i:], "://")) {
+		return
+	}
+	// The name, possibly quoted and followed by blanks.
+	j := i
+	for j > 0 && i-j < 8 && (t[j-1] == ' ' || t[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && (t[j-1] == '"' || t[j-1] == '\'') {
+		j--
+	}
+	ne := j
+	for j > 0 && ne-j < maxName && isNameChar(t[j-1]) {
+		j--
+	}
+	if j == ne {
+		return
+	}
+	name := t[j:ne]
+	kind := classifyName(name)
+	if kind == notSecret {
+		return
+	}
+	// The value.
+	k := i + 1
+	for k < len(t) && k-i < 16 && (t[k] == ' ' || t[k] == '\t') {
+		k++
+	}
+	if k >= len(t) {
+		return
+	}
+	switch q := t[k]; q {
+	case '"', '\'':
+		e := k + 1
+		for e < len(t) && t[e] != q && t[e] != '\n' && t[e] != '\r' {
+			e++
+		}
+		s := k + 1
+		if isWholeLine(name) && !isCookieName(name) {
+			s = skipScheme(t, s, e)
+		}
+		sc.add(s, e)
+		sc.paramFrom = e
+		return
+	case '{', '[':
+		return
+	}
+	header := sep == ':' && atLineStart(t, j)
+	if sep == ':' && (header || kind == strongSecret) && isWholeLine(name) {
+		e := lineEnd(t, k)
+		if !isCookieName(name) {
+			k = skipScheme(t, k, e)
+		}
+		sc.add(k, e)
+		sc.paramFrom = e
+		return
+	}
+	isEnd := isValueEnd
+	if sep == ':' {
+		isEnd = isFieldEnd
+	}
+	e := valueEnd(t, k, isEnd)
+	if e == k {
+		return
+	}
+	if sep == ':' && !fieldSecret(kind, header, t[k:e]) {
+		return
+	}
+	sc.add(k, e)
+	sc.paramFrom = e
+}
+
+// atLineStart reports whether only blanks precede t[j] on its line.
+func atLineStart(t string, j int) bool {
+	for j > 0 && (t[j-1] == ' ' || t[j-1] == '\t') {
+		j--
+	}
+	return j == 0 || t[j-1] == '\n' || t[j-1] == '\r'
+}
+
+func isWholeLine(name string) bool {
+	for _, w := range wholeLine {
+		if strings.EqualFold(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isCookieName(name string) bool {
+	return strings.EqualFold(name, "cookie") || strings.EqualFold(name, "set-cookie")
+}
+
+// skipScheme returns where the credentials of the Authorization value
+// t[k:e] begin: after its scheme ("Bearer ", "Basic ", "token ") when it
+// names one.
+func skipScheme(t string, k, e int) int {
+	s := k
+	for s < e && s-k < 24 && (isAlnum(t[s]) || t[s] == '-') {
+		s++
+	}
+	if s > k && s < e && t[s] == ' ' {
+		return s + 1
+	}
+	return k
+}
+
+// fieldSecret reports whether the unquoted value v of a "name: value" field
+// is redacted. In prose such a field often is not a secret ("token:
+// expired", "password: required"): a bare key, token or session word needs
+// a value that looks generated, and longer than a word unless the field
+// starts its line; a name that only a secret has ("password",
+// "api_key") needs a value that is not a lower-case word, unless the field
+// starts its line.
+func fieldSecret(kind nameKind, header bool, v string) bool {
+	if kind == weakSecret {
+		return looksRandom(v) && (header || len(v) >= minCredential)
+	}
+	return header || !isWord(v)
+}
+
+// isWord reports whether v is a lower-case word.
+func isWord(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if !isLower(v[i]) {
+			return false
+		}
+	}
+	return true
+}
