@@ -15,7 +15,13 @@ type scanner struct {
 	t     string
 	spans []span
 	// Where each detector may next start a match.
-	prefixFrom, jwtFrom, authFrom, paramFrom, urlFrom, pemFrom int
+	prefixFrom, jwtFrom, authFrom, urlFrom, pemFrom int
+	// ends remembers, per kind of value, the last value read: a
+	// separator inside it reads the same end without reading it again.
+	ends [numEnds]span
+	// keep are the END lines of PEM blocks, which stay even inside
+	// another secret so that the block still reads as closed.
+	keep []span
 }
 
 func (sc *scanner) add(start, end int) {
@@ -24,17 +30,16 @@ func (sc *scanner) add(start, end int) {
 	}
 }
 
-// scan returns the secret spans of t, in order of their start.
-func scan(t string) []span {
+// scan returns the secret spans of t, in no particular order, and the
+// spans that must stay, in order.
+func scan(t string) (secrets, keep []span) {
 	sc := scanner{t: t}
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		boundary := i == 0 || !isAlnum(t[i-1])
 		switch {
 		case c == '=' || c == ':':
-			if i >= sc.paramFrom {
-				sc.param(i)
-			}
+			sc.param(i)
 			if c == ':' && i >= sc.urlFrom && strings.HasPrefix(t[i:], "://") {
 				sc.userinfo(i)
 			}
@@ -57,7 +62,7 @@ func scan(t string) []span {
 			sc.scheme(i)
 		}
 	}
-	return sc.spans
+	return sc.spans, sc.keep
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -115,7 +120,7 @@ func run(t string, i int, ok func(byte) bool) (end, n int) {
 		for e < len(t) && ok(t[e]) {
 			e++
 		}
-		if e == k || !looksRandom(t[k:e]) || (e < len(t) && !isSpace(t[e]) && !isValueEnd(t, e)) {
+		if e == k || !looksRandom(t[k:e]) {
 			return j, n
 		}
 		j = k
@@ -168,15 +173,9 @@ func countKey(s string) int {
 // dots.
 func (sc *scanner) jwt(i int) {
 	t := sc.t
-	j, dots := i, 0
-	for j < len(t) && isKeyOrDot(t[j]) {
-		if t[j] == '.' {
-			dots++
-		}
-		j++
-	}
+	j, _ := run(t, i, isKeyOrDot)
 	sc.jwtFrom = j
-	if dots >= 2 {
+	if strings.Count(t[i:j], ".") >= 2 {
 		sc.add(i, trimDots(t, i, j))
 	}
 }
@@ -252,10 +251,17 @@ func (sc *scanner) pem(i int) {
 	end := len(t)
 	if e := strings.Index(t[body:], "-----END"); e >= 0 {
 		end = body + e
+		sc.keep = append(sc.keep, span{end, end + len("-----END")})
 	}
 	sc.add(body, end)
 	sc.pemFrom = end
 }
+
+// Bounds on the user name and password read in a URL's user information.
+const (
+	maxUser     = 64
+	maxPassword = 128
+)
 
 // userinfo redacts the password of scheme://user:password@host at i, the
 // "://". A password holding '/', '?' or '#' (which should have been
@@ -264,14 +270,25 @@ func (sc *scanner) userinfo(i int) {
 	t := sc.t
 	start := i + 3
 	u := start
-	for u < len(t) && u-start < 256 && !isSpace(t[u]) && !strings.ContainsRune(":@/?#", rune(t[u])) {
+	for u < len(t) && u-start < maxUser && !isSpace(t[u]) && !isAuthoritySep(t[u]) {
 		u++
 	}
 	if u >= len(t) || t[u] != ':' {
 		return
 	}
-	at, atAuthority, slash := -1, -1, -1
-	for e := u + 1; e < len(t) && e-u < 512 && !isSpace(t[e]) && !strings.ContainsRune("\"'`<>", rune(t[e])); e++ {
+	at, atAuthority, slash, broken := -1, -1, -1, false
+	for e := u + 1; e < len(t) && e-u < maxPassword && !isQuoteOrAngle(t[e]); e++ {
+		if isSpace(t[e]) {
+			// One line break may wrap a password that is not over yet.
+			if e+1 < len(t) && t[e] == '\r' && t[e+1] == '\n' {
+				e++
+			}
+			if t[e] != '\n' || broken || at >= 0 || allDigits(t[u+1:e]) {
+				break
+			}
+			broken = true
+			continue
+		}
 		switch t[e] {
 		case '@':
 			at = e
@@ -362,11 +379,31 @@ func valueEnd(t string, k int, isEnd func(string, int) bool) int {
 	}
 }
 
-// lineEnd returns the end of the line, or of the quoted string, from k.
+// lineEnd returns the end of the line, or of the quoted string, from k. A
+// line break does not end it when the next line starts with more of a
+// wrapped credential rather than with a header name.
 func lineEnd(t string, k int) int {
 	e := k
-	for e < len(t) && !strings.ContainsRune("\n\r\"`<>", rune(t[e])) {
-		e++
+	for {
+		for e < len(t) && t[e] != '\n' && t[e] != '\r' && (t[e] == '\'' || !isQuoteOrAngle(t[e])) {
+			e++
+		}
+		j := e
+		if j < len(t) && t[j] == '\r' {
+			j++
+		}
+		if j >= len(t) || t[j] != '\n' {
+			break
+		}
+		j++
+		c := j
+		for c < len(t) && !isSpace(t[c]) && (t[c] == '\'' || !isQuoteOrAngle(t[c])) {
+			c++
+		}
+		if c == j || t[c-1] == ':' || !looksRandom(t[j:c]) {
+			break
+		}
+		e = c
 	}
 	for e > k && (t[e-1] == ' ' || t[e-1] == '\t') {
 		e--
@@ -419,35 +456,33 @@ func (sc *scanner) param(i int) {
 	}
 	switch q := t[k]; q {
 	case '"', '\'':
-		e := k + 1
-		for e < len(t) && t[e] != q && t[e] != '\n' && t[e] != '\r' {
-			e++
-		}
+		e := sc.end(endQuote+int(q&1), k+1, func() int { return quotedEnd(t, k+1, q) })
 		s := k + 1
 		if isWholeLine(name) && !isCookieName(name) {
 			s = skipScheme(t, s, e)
 		}
 		sc.add(s, e)
-		sc.paramFrom = e
 		return
 	case '{', '[':
 		return
 	}
 	header := sep == ':' && atLineStart(t, j)
 	if sep == ':' && (header || kind == strongSecret) && isWholeLine(name) {
-		e := lineEnd(t, k)
+		e := sc.end(endLine, k, func() int { return lineEnd(t, k) })
 		if !isCookieName(name) {
 			k = skipScheme(t, k, e)
 		}
 		sc.add(k, e)
-		sc.paramFrom = e
 		return
 	}
-	isEnd := isValueEnd
+	isEnd, kindEnd := isValueEnd, endValue
 	if sep == ':' {
-		isEnd = isFieldEnd
+		isEnd, kindEnd = isFieldEnd, endField
 	}
-	e := valueEnd(t, k, isEnd)
+	if isEnd(t, k) {
+		return
+	}
+	e := sc.end(kindEnd, k, func() int { return valueEnd(t, k, isEnd) })
 	if e == k {
 		return
 	}
@@ -455,7 +490,6 @@ func (sc *scanner) param(i int) {
 		return
 	}
 	sc.add(k, e)
-	sc.paramFrom = e
 }
 
 // atLineStart reports whether only blanks precede t[j] on its line.
@@ -502,7 +536,9 @@ func skipScheme(t string, k, e int) int {
 // starts its line.
 func fieldSecret(kind nameKind, header bool, v string) bool {
 	if kind == weakSecret {
-		return looksRandom(v) && (header || len(v) >= minCredential)
+		// The start of the value tells: a long value shared by nested
+		// separators is not read again for each.
+		return looksRandom(v[:min(len(v), 64)]) && (header || len(v) >= minCredential)
 	}
 	return header || !isWord(v)
 }
@@ -515,4 +551,66 @@ func isWord(v string) bool {
 		}
 	}
 	return true
+}
+
+// quotedEnd returns the end of the quoted value that starts at k: its
+// closing quote q, or the end of its line, unless the next line goes on
+// with more of a wrapped value.
+func quotedEnd(t string, k int, q byte) int {
+	e := k
+	for {
+		for e < len(t) && t[e] != q && t[e] != '\n' && t[e] != '\r' {
+			e++
+		}
+		j := e
+		if j < len(t) && t[j] == '\r' {
+			j++
+		}
+		if j >= len(t) || t[j] != '\n' {
+			return e
+		}
+		j++
+		c := j
+		for c < len(t) && t[c] != q && !isSpace(t[c]) {
+			c++
+		}
+		if c == j || !looksRandom(t[j:c]) {
+			return e
+		}
+		e = c
+	}
+}
+
+// The kinds of value end that scanner.end remembers.
+const (
+	endValue = iota
+	endField
+	endLine
+	endQuote // + 0 for '"', + 1 for '\''
+	numEnds  = endQuote + 2
+)
+
+// end returns the end of the value of the given kind that starts at k,
+// computed by read unless k lies inside the last value of that kind, whose
+// end it shares: the values of nested separators are read once, and the
+// scan stays linear.
+func (sc *scanner) end(kind, k int, read func() int) int {
+	if c := sc.ends[kind]; c.start <= k && k < c.end {
+		return c.end
+	}
+	e := read()
+	sc.ends[kind] = span{k, e}
+	return e
+}
+
+// isAuthoritySep reports whether c ends the user name of a URL's
+// authority.
+func isAuthoritySep(c byte) bool {
+	return c == ':' || c == '@' || c == '/' || c == '?' || c == '#'
+}
+
+// isQuoteOrAngle reports whether c is a quote, backtick or angle bracket:
+// the marks that enclose a URL or a header value written inside text.
+func isQuoteOrAngle(c byte) bool {
+	return c == '"' || c == '\'' || c == '`' || c == '<' || c == '>'
 }

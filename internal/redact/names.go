@@ -84,7 +84,7 @@ func classifyName(name string) nameKind {
 	}
 	w := string(buf[last[0]:last[1]])
 	if neutralTails[w] && count > 1 {
-		w, count = string(buf[prev[0]:prev[1]]), count-1
+		w = string(buf[prev[0]:prev[1]])
 	}
 	strong, ok := secretWords[w]
 	if !ok {

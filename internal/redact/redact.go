@@ -46,19 +46,52 @@ func appendSpans(dst []byte, s string, spans [][2]int) []byte {
 // order, disjoint and not touching.
 func Find(s string) [][2]int {
 	v := newView(s)
-	found := scan(v.text)
+	found, keep := scan(v.text)
 	if len(found) == 0 {
 		return nil
 	}
 	slices.SortFunc(found, func(a, b span) int { return a.start - b.start })
-	out := make([][2]int, 0, len(found))
-	for _, sp := range found {
+	merged := found[:1]
+	for _, sp := range found[1:] {
+		if last := &merged[len(merged)-1]; sp.start <= last.end {
+			last.end = max(last.end, sp.end)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	out := make([][2]int, 0, len(merged))
+	for _, sp := range clip(merged, keep) {
 		a, b := v.origin(sp.start, sp.end)
 		if n := len(out); n > 0 && a <= out[n-1][1] {
 			out[n-1][1] = max(out[n-1][1], b)
 			continue
 		}
 		out = append(out, [2]int{a, b})
+	}
+	return out
+}
+
+// clip removes the ranges in keep from spans; both are sorted and
+// disjoint.
+func clip(spans, keep []span) []span {
+	if len(keep) == 0 {
+		return spans
+	}
+	out := make([]span, 0, len(spans)+len(keep))
+	k := 0
+	for _, sp := range spans {
+		for k < len(keep) && keep[k].end <= sp.start {
+			k++
+		}
+		for j := k; j < len(keep) && keep[j].start < sp.end; j++ {
+			if keep[j].start > sp.start {
+				out = append(out, span{sp.start, keep[j].start})
+			}
+			sp.start = max(sp.start, keep[j].end)
+		}
+		if sp.start < sp.end {
+			out = append(out, sp)
+		}
 	}
 	return out
 }
