@@ -30,7 +30,7 @@ var pathological = map[string]string{
 // TestLinear checks that redacting 1 MiB of each pathological text takes
 // time in proportion to 64 KiB of it, give or take a wide margin.
 func TestLinear(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("timing")
 	}
 	for name, unit := range pathological {
@@ -39,7 +39,7 @@ func TestLinear(t *testing.T) {
 			big := strings.Repeat(unit, (1<<20)/len(unit))
 			ts, tb := timeString(small), timeString(big)
 			// 16 times the text; allow 64 times the time (noise, caches).
-			if tb > 64*ts+50*time.Millisecond {
+			if tb > 64*ts+100*time.Millisecond {
 				t.Errorf("64 KiB in %v, 1 MiB in %v: not linear", ts, tb)
 			}
 		})
