@@ -25,6 +25,14 @@ type scanner struct {
 }
 
 func (sc *scanner) add(start, end int) {
+	// A span never ends inside a marker of an earlier redaction: the
+	// marker goes whole, and redacting again changes nothing.
+	for m := max(start, end-len(Marker)+1); m < end; m++ {
+		if strings.HasPrefix(sc.t[m:], Marker) {
+			end = m + len(Marker)
+			break
+		}
+	}
 	if end > start {
 		sc.spans = append(sc.spans, span{start, end})
 	}
@@ -467,12 +475,21 @@ func (sc *scanner) param(i int) {
 		return
 	}
 	header := sep == ':' && atLineStart(t, j)
-	if sep == ':' && (header || kind == strongSecret) && isWholeLine(name) {
-		e := sc.end(endLine, k, func() int { return lineEnd(t, k) })
-		if !isCookieName(name) {
-			k = skipScheme(t, k, e)
+	if sep == ':' && isWholeLine(name) {
+		if header || isCookieName(name) {
+			e := sc.end(endLine, k, func() int { return lineEnd(t, k) })
+			if !isCookieName(name) {
+				k = skipScheme(t, k, e)
+			}
+			sc.add(k, e)
+			return
 		}
-		sc.add(k, e)
+		// "Authorization: Bearer x" inside running text: the scheme,
+		// then one credential.
+		k = skipScheme(t, k, len(t))
+		if e := valueEnd(t, k, isFieldEnd); e > k && fieldSecret(strongSecret, false, t[k:e]) {
+			sc.add(k, e)
+		}
 		return
 	}
 	isEnd, kindEnd := isValueEnd, endValue
