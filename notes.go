@@ -219,6 +219,13 @@ func isCombiningGrave(r rune) bool { return r == 0x0300 || r == 0x0340 }
 func appendSanitized(dst []byte, s string) []byte {
 	prevSpace := true
 	for i := 0; i < len(s); {
+		if c := s[i]; ' ' < c && c < 0x7f {
+			// Printable ASCII other than the space stays as it is.
+			dst = append(dst, c)
+			prevSpace = false
+			i++
+			continue
+		}
 		r, w := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, w = utf8.DecodeRuneInString(s[i:])

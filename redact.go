@@ -6,9 +6,10 @@ import "github.com/erradvisor/erradvisor/internal/redact"
 const RedactedMarker = redact.Marker
 
 // Redact returns s with every secret it finds replaced by RedactedMarker,
-// "[redacted]". It is the one redactor of this module: notes (through
-// Frame), events, logs and command output all pass outside text through it
-// before writing it anywhere.
+// "[redacted]". It is the one redactor of this module: Frame applies it to
+// every text a note quotes, and any other output that may carry provider or
+// command text (events, logs, command output) is meant to pass through it
+// too.
 //
 // It removes:
 //   - API keys and tokens by their documented prefixes: OpenAI and
