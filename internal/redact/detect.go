@@ -86,23 +86,29 @@ func isTokenChar(c byte) bool {
 	return isKeyChar(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
 }
 
-// looksRandom reports whether s reads as generated rather than as a word:
-// it holds a digit, a capital after a small letter, or a symbol in a run of
-// at least eight characters.
+// looksRandom reports whether s reads as generated rather than as a word
+// or a placeholder: it holds a digit, a capital after a small letter, or,
+// in a run of at least eight characters, a symbol with letters of both
+// cases ("YOUR_KEY" and "x-request-id" are not random).
 func looksRandom(s string) bool {
-	sym := false
+	sym, lower, upper := false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case isDigit(c):
 			return true
-		case isUpper(c) && i > 0 && isLower(s[i-1]):
-			return true
-		case !isAlnum(c):
+		case isUpper(c):
+			if i > 0 && isLower(s[i-1]) {
+				return true
+			}
+			upper = true
+		case isLower(c):
+			lower = true
+		default:
 			sym = true
 		}
 	}
-	return sym && len(s) >= 8
+	return sym && lower && upper && len(s) >= 8
 }
 
 // run returns the end of the run of characters accepted by ok from i, with
@@ -487,7 +493,7 @@ func (sc *scanner) param(i int) {
 		// "Authorization: Bearer x" inside running text: the scheme,
 		// then one credential.
 		k = skipScheme(t, k, len(t))
-		if e := valueEnd(t, k, isFieldEnd); e > k && fieldSecret(strongSecret, false, t[k:e]) {
+		if e := valueEnd(t, k, isFieldEnd); e > k && looksRandom(t[k:min(e, k+64)]) {
 			sc.add(k, e)
 		}
 		return

@@ -63,7 +63,7 @@ func TestClassifyName(t *testing.T) {
 
 func TestLooksRandom(t *testing.T) {
 	tests := map[string]bool{
-		"abc123": true, "dXNlcjpw": true, "a/b+c=de": true, "ABCDEF": false, "Please": false,
+		"abc123": true, "dXNlcjpw": true, "a/b+C=de": true, "a/b+c=de": false, "YOUR_KEY": false, "ABCDEF": false, "Please": false,
 		"expired": false, "authentication": false, "x-y": false, "": false,
 	}
 	for s, want := range tests {
