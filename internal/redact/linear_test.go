@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,4 +55,38 @@ func timeString(s string) time.Duration {
 		best = min(best, time.Since(start))
 	}
 	return best
+}
+
+// benchText is about n bytes of a provider error body followed by log
+// lines, with one key in it.
+func benchText(n int) string {
+	var b strings.Builder
+	b.WriteString(`429 {"error":{"message":"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500.","code":"rate_limit_exceeded"}} key=sk-abcdefghijklmnopqrstuv `)
+	for b.Len() < n {
+		b.WriteString("upstream trace line with some words and a number 12345; ")
+	}
+	return b.String()[:n]
+}
+
+func BenchmarkString(b *testing.B) {
+	for _, n := range []int{300, 8 << 10, 1 << 20} {
+		s := benchText(n)
+		b.Run(strings.TrimSpace(byteSize(n)), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				_ = String(s)
+			}
+		})
+	}
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n) + "B"
 }
