@@ -80,6 +80,8 @@ func isKeyChar(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
 
 func isKeyOrDot(c byte) bool { return isKeyChar(c) || c == '.' }
 
+func isKeyOrSlash(c byte) bool { return isKeyChar(c) || c == '/' || c == '@' }
+
 // isTokenChar reports whether c may appear in a bearer or basic credential
 // (RFC 6750's b64token) or a JWT.
 func isTokenChar(c byte) bool {
@@ -158,8 +160,11 @@ func (sc *scanner) prefix(i int) {
 			continue
 		}
 		ok := isKeyChar
-		if p.dots {
+		switch {
+		case p.dots:
 			ok = isKeyOrDot
+		case p.slashes:
+			ok = isKeyOrSlash
 		}
 		b := i + len(p.prefix)
 		end, _ := run(t, b, ok)

@@ -57,6 +57,7 @@ var plants = []plant{
 	{`{"SecretAccessKey":"` + b64 + `"}`, b64},
 	{"aws_secret_access_key = " + b64, b64},
 	{"https://user:" + b36 + "@host.example/x", b36},
+	{"https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/" + b36[:24], b36[:24]},
 	{"Cookie: session=" + b36 + "; theme=dark", b36},
 	{"Set-Cookie: sid=" + b36 + "; Path=/", b36},
 	{"-----BEGIN RSA PRIVATE KEY-----\n" + b64 + "\n" + b36 + "\n-----END RSA PRIVATE KEY-----", b64},
