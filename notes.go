@@ -182,8 +182,15 @@ func invisible(r rune) bool {
 // fenceLike maps a character that is a backtick under NFC or NFKC
 // normalisation to a backtick, so the fence counts it, and a character
 // that looks like a backtick to an apostrophe, so it cannot pose as the
-// fence. It reports false for any other character. The lookalikes are the
-// grave-shaped entries of Unicode's confusables for U+0060 and U+0027.
+// fence. It reports false for any other character.
+//
+// U+1FEF and U+FF40 are the only code points whose NFC, NFD, NFKC or NFKD
+// form holds U+0060 (checked over every code point of Unicode 15 with
+// golang.org/x/text/unicode/norm). The lookalikes are the grave-shaped
+// entries that Unicode's confusables list
+// (https://www.unicode.org/Public/security/latest/confusables.txt) maps to
+// U+0060 or U+0027; the acute-shaped ones (U+00B4, U+2019, U+2032) lean the
+// other way and stay.
 func fenceLike(r rune) (rune, bool) {
 	switch r {
 	case 0x1fef, // GREEK VARIA: canonical decomposition to U+0060
