@@ -262,13 +262,18 @@ func appendSanitized(dst []byte, s string) []byte {
 }
 
 // dropLastToken removes the last run of non-blank bytes of b, unless it
-// ends with the redaction marker.
+// ends with the redaction marker or is longer than frameReadMargin: so long
+// a run is not a secret cut by the read, and what the quote shows of it is
+// judged when the quote is cut.
 func dropLastToken(b []byte) []byte {
 	if bytes.HasSuffix(b, []byte(redactedMark)) {
 		return b
 	}
 	i := len(b)
 	for i > 0 && b[i-1] != ' ' && b[i-1] != '\n' {
+		if len(b)-i >= frameReadMargin {
+			return b
+		}
 		i--
 	}
 	return b[:i]

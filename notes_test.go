@@ -136,6 +136,14 @@ func TestFrameReadsABoundedPrefix(t *testing.T) {
 			t.Errorf("head lost: %q", got)
 		}
 	}
+	// A text without blanks still shows its start; a random blob does not.
+	minified := `{"error":{"code":"upstream_error","detail":"` + strings.Repeat(`{"k":"v"},`, 1<<16)
+	if got := Frame(minified); !strings.Contains(got, `{"error":{"code":"upstream_error"`) || utf8.RuneCountInString(got) < QuoteCharLimit {
+		t.Errorf("minified text lost: %q", got)
+	}
+	if got := Frame(strings.Repeat("Zx9Cv8Bn7Mq6", 1<<16)); strings.Contains(got, "Zx9") {
+		t.Errorf("random blob shows: %q", got)
+	}
 	// A PEM block cut by the read is redacted to the cut.
 	pem := head + " -----BEGIN PRIVATE KEY-----\n" + strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n", 1<<12)
 	if got := Frame(pem); strings.Contains(got, "MIIE") {
