@@ -56,6 +56,9 @@ func scan(t string) (secrets, keep []span) {
 			if i >= sc.pemFrom && strings.HasPrefix(t[i:], pemBegin) {
 				sc.pem(i)
 			}
+			if (i == 0 || t[i-1] == ' ' || t[i-1] == '\t') && i+1 < len(t) {
+				sc.flag(i)
+			}
 		}
 		if !boundary || c >= 128 {
 			continue
@@ -641,4 +644,51 @@ func isAuthoritySep(c byte) bool {
 // the marks that enclose a URL or a header value written inside text.
 func isQuoteOrAngle(c byte) bool {
 	return c == '"' || c == '\'' || c == '`' || c == '<' || c == '>'
+}
+
+// flag redacts the value of a command-line option that names a secret and
+// takes its value after a blank ("--password hunter2", "--api-key K"; the
+// "--password=hunter2" form is a parameter), and the password of a user
+// option ("-u user:password", "--user user:password").
+func (sc *scanner) flag(i int) {
+	t := sc.t
+	n := i + 1
+	if t[n] == '-' {
+		n++
+	}
+	e := n
+	for e < len(t) && e-n < maxName && isNameChar(t[e]) {
+		e++
+	}
+	name := t[n:e]
+	if e >= len(t) || t[e] != ' ' || name == "" {
+		return
+	}
+	k := e + 1
+	if k >= len(t) || t[k] == '-' || isSpace(t[k]) {
+		return
+	}
+	v := k
+	for v < len(t) && !isSpace(t[v]) && !isQuoteOrAngle(t[v]) {
+		v++
+	}
+	val := t[k:v]
+	if name == "u" || name == "user" {
+		// user:password; a user name alone is not a secret.
+		if c := strings.IndexByte(val, ':'); c > 0 && c+1 < len(val) {
+			sc.add(k+c+1, v)
+		}
+		return
+	}
+	if len(name) < 2 {
+		return
+	}
+	switch classifyName(name) {
+	case strongSecret:
+		sc.add(k, v)
+	case weakSecret:
+		if looksRandom(val[:min(len(val), 64)]) {
+			sc.add(k, v)
+		}
+	}
 }

@@ -26,6 +26,7 @@ var pathological = map[string]string{
 	"cookie wrapped":  "Cookie: a1\n",
 	"dots":            "ya29.",
 	"invisible joins": "a\u200b",
+	"flags":           "--token a1 -u b:c ",
 }
 
 // TestLinear checks that redacting 1 MiB of each pathological text takes
