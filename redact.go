@@ -26,7 +26,10 @@ const RedactedMarker = redact.Marker
 //     or session, in any case and with '_', '-', '.' or camel-case words
 //     (api_key, X-Api-Key, aws_secret_access_key, Ocp-Apim-Subscription-Key,
 //     X-Amz-Signature, Set-Cookie, "accessToken");
-//   - the password of scheme://user:password@host;
+//   - the values of command-line options that name a secret ("--password
+//     v", "--token v") and the password of "-u user:password";
+//   - the password of scheme://user:password@host, and the path of Slack,
+//     Discord and Teams webhook URLs;
 //   - the body of a PEM private key block, also when the block is cut.
 //
 // Non-secret labels stay readable: the parameter or header name, "Bearer ",
