@@ -1,12 +1,15 @@
 package erradvisor
 
 import (
+	"bytes"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/erradvisor/erradvisor/internal/redact"
 )
 
 // Advisory notes, their templates and the framing of provider text live here.
@@ -103,7 +106,7 @@ const (
 const notePrefix = "[advisory] "
 
 // redactedMark replaces a secret.
-const redactedMark = "[redacted]"
+const redactedMark = redact.Marker
 
 // maxTickRun is the longest run of backticks kept in quoted text; longer
 // runs are shortened, so the fence never exceeds maxTickRun+1 backticks.
@@ -113,15 +116,31 @@ const maxTickRun = 3
 // fences of maxTickRun+1 backticks and two spaces.
 const maxFenceOverhead = 2*(maxTickRun+1) + 2
 
-// Frame quotes text as inert data for a note. It removes control and
-// invisible format characters and invalid UTF-8, collapses whitespace runs to
-// one space, redacts secrets (API keys with the prefixes sk-, sk-ant-,
-// sk-proj-, AIza, gsk_, xai- and AKIA; bearer tokens; JWTs; the values of
-// URL or form parameters whose name ends in "key", "token" or "secret"; the
-// password of user:password@ in URLs), cuts the result to QuoteCharLimit
-// characters with a trailing ellipsis, and wraps it in a backtick fence
-// longer than any backtick run inside it, so the text cannot close its own
-// quotation. Runs of more than three backticks are shortened to three.
+// frameReadMargin is how many bytes Frame reads past the most that the
+// quote itself can take, so that a secret crossing the cut is still read
+// whole and redacted.
+const frameReadMargin = 4 << 10
+
+// minSuspectToken is the shortest token that Frame drops rather than cuts
+// when the quote's limit falls inside it.
+const minSuspectToken = 12
+
+// Frame quotes text as inert data for a note. It redacts secrets with
+// Redact, removes control characters, invisible format characters
+// (zero-width and bidirectional controls, variation selectors, tags, Hangul
+// fillers, U+2800) and invalid UTF-8, turns the characters that are a
+// backtick under Unicode normalisation (U+1FEF, U+FF40) into backticks and
+// those that look like one (U+02CB, U+2035, U+2018, ...) into apostrophes,
+// collapses whitespace runs to one space, cuts the result to
+// QuoteCharLimit characters with a trailing ellipsis, and wraps it in a
+// backtick fence longer than any backtick run inside it, so the text cannot
+// close its own quotation, also after NFC or NFKC normalisation. Runs of
+// more than three backticks are shortened to three.
+//
+// A cut never splits the redaction marker, and drops a long random-looking
+// token that it would split rather than show part of it. Frame reads only
+// a bounded prefix of text, a few KiB past what the quote can show, so its
+// cost does not grow with the length of text.
 //
 // The result is a single line: fence, space, data, space, fence.
 func Frame(text string) string {
@@ -131,15 +150,25 @@ func Frame(text string) string {
 // appendFrame appends the framed form of text, with at most limit
 // characters of data, to dst.
 func appendFrame(dst []byte, text string, limit int) []byte {
+	limit = max(limit, 1)
+	capped := false
+	if n := limit*utf8.UTFMax + frameReadMargin; len(text) > n {
+		text, capped = text[:n], true
+	}
 	clean := appendSanitized(make([]byte, 0, len(text)), text)
-	red := appendRedacted(make([]byte, 0, len(clean)+16), string(clean))
-	red = truncateRunes(red, limit)
-	ticks := longestTickRun(red) + 1
+	red := redact.Append(make([]byte, 0, len(clean)+16), string(clean))
+	if capped {
+		// The last token may be the start of a secret cut by the read.
+		red = dropLastToken(red)
+	}
+	data := appendCollapsed(make([]byte, 0, len(red)), red)
+	data = truncateRunes(data, limit)
+	ticks := longestTickRun(data) + 1
 	for range ticks {
 		dst = append(dst, '`')
 	}
 	dst = append(dst, ' ')
-	dst = append(dst, red...)
+	dst = append(dst, data...)
 	dst = append(dst, ' ')
 	for range ticks {
 		dst = append(dst, '`')
@@ -147,22 +176,67 @@ func appendFrame(dst []byte, text string, limit int) []byte {
 	return dst
 }
 
-// invisible reports whether r is a control or format character (including
-// zero-width and bidirectional controls) that quoted text must not carry.
+// invisible reports whether r is a control, format or other invisible
+// character that quoted text must not carry. Tab and line breaks are
+// whitespace, which Frame collapses, and count as invisible here too.
 func invisible(r rune) bool {
-	if r < utf8.RuneSelf {
-		return r < 0x20 || r == 0x7f
-	}
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	return r < 0x20 || r == 0x7f || redact.Ignorable(r)
 }
 
-// appendSanitized appends s to dst without control or format characters or
-// invalid UTF-8, with each whitespace run collapsed to one space, leading
-// and trailing whitespace dropped, and backtick runs shortened to
-// maxTickRun.
+// fenceLike maps a character that is a backtick under NFC or NFKC
+// normalisation to a backtick, so the fence counts it, and a character
+// that looks like a backtick to an apostrophe, so it cannot pose as the
+// fence. It reports false for any other character.
+//
+// U+1FEF and U+FF40 are the only code points whose NFC, NFD, NFKC or NFKD
+// form holds U+0060 (checked over every code point of Unicode 15 with
+// golang.org/x/text/unicode/norm). The lookalikes are the grave-shaped
+// entries that Unicode's confusables list
+// (https://www.unicode.org/Public/security/latest/confusables.txt) maps to
+// U+0060 or U+0027; the acute-shaped ones (U+00B4, U+2019, U+2032) lean the
+// other way and stay.
+func fenceLike(r rune) (rune, bool) {
+	switch r {
+	case 0x1fef, // GREEK VARIA: canonical decomposition to U+0060
+		0xff40: // FULLWIDTH GRAVE ACCENT: compatibility decomposition to U+0060
+		return '`', true
+	case 0x02bb, // MODIFIER LETTER TURNED COMMA
+		0x02bd, // MODIFIER LETTER REVERSED COMMA
+		0x02cb, // MODIFIER LETTER GRAVE ACCENT
+		0x02f4, // MODIFIER LETTER MIDDLE GRAVE ACCENT
+		0x055d, // ARMENIAN COMMA
+		0x1fcd, // GREEK PSILI AND VARIA
+		0x1fdd, // GREEK DASIA AND VARIA
+		0x1fed, // GREEK DIALYTIKA AND VARIA
+		0x1ffe, // GREEK DASIA
+		0x2018, // LEFT SINGLE QUOTATION MARK
+		0x201b, // SINGLE HIGH-REVERSED-9 QUOTATION MARK
+		0x2035, // REVERSED PRIME
+		0x2036, // REVERSED DOUBLE PRIME
+		0x2037: // REVERSED TRIPLE PRIME
+		return '\'', true
+	}
+	return r, false
+}
+
+// isCombiningGrave reports whether r is a combining grave accent, which
+// shows as a loose backtick when nothing precedes it.
+func isCombiningGrave(r rune) bool { return r == 0x0300 || r == 0x0340 }
+
+// appendSanitized appends s to dst without control or invisible characters
+// or invalid UTF-8, with backtick lookalikes replaced (see fenceLike), line
+// breaks written as '\n' and other whitespace as ' '. Line breaks stay so
+// that the redactor sees a key a line break split.
 func appendSanitized(dst []byte, s string) []byte {
-	space, started, ticks := false, false, 0
+	prevSpace := true
 	for i := 0; i < len(s); {
+		if c := s[i]; ' ' < c && c < 0x7f {
+			// Printable ASCII other than the space stays as it is.
+			dst = append(dst, c)
+			prevSpace = false
+			i++
+			continue
+		}
 		r, w := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, w = utf8.DecodeRuneInString(s[i:])
@@ -171,10 +245,52 @@ func appendSanitized(dst []byte, s string) []byte {
 		switch {
 		case r == utf8.RuneError && w <= 1:
 			continue
+		case r == '\n' || r == '\r' || r == 0x2028 || r == 0x2029 || r == 0x85:
+			dst = append(dst, '\n')
+			prevSpace = true
+			continue
 		case unicode.IsSpace(r):
-			space = true
+			dst = append(dst, ' ')
+			prevSpace = true
 			continue
 		case invisible(r):
+			continue
+		case isCombiningGrave(r) && prevSpace:
+			continue
+		}
+		r, _ = fenceLike(r)
+		dst = utf8.AppendRune(dst, r)
+		prevSpace = false
+	}
+	return dst
+}
+
+// dropLastToken removes the last run of non-blank bytes of b, unless it
+// ends with the redaction marker or is longer than frameReadMargin: so long
+// a run is not a secret cut by the read, and what the quote shows of it is
+// judged when the quote is cut.
+func dropLastToken(b []byte) []byte {
+	if bytes.HasSuffix(b, []byte(redactedMark)) {
+		return b
+	}
+	i := len(b)
+	for i > 0 && b[i-1] != ' ' && b[i-1] != '\n' {
+		if len(b)-i >= frameReadMargin {
+			return b
+		}
+		i--
+	}
+	return b[:i]
+}
+
+// appendCollapsed appends b to dst with each run of blanks collapsed to one
+// space, leading and trailing blanks dropped, and backtick runs shortened
+// to maxTickRun.
+func appendCollapsed(dst, b []byte) []byte {
+	space, started, ticks := false, false, 0
+	for _, c := range b {
+		if c == ' ' || c == '\n' {
+			space = true
 			continue
 		}
 		if space && started {
@@ -182,7 +298,7 @@ func appendSanitized(dst []byte, s string) []byte {
 			ticks = 0
 		}
 		space = false
-		if r == '`' {
+		if c == '`' {
 			ticks++
 			if ticks > maxTickRun {
 				continue
@@ -190,30 +306,80 @@ func appendSanitized(dst []byte, s string) []byte {
 		} else {
 			ticks = 0
 		}
-		dst = utf8.AppendRune(dst, r)
+		dst = append(dst, c)
 		started = true
 	}
 	return dst
 }
 
 // truncateRunes cuts b to at most limit characters, the last being an
-// ellipsis when anything was cut.
+// ellipsis when anything was cut. The cut never splits the redaction
+// marker, and a long random-looking token that it would split is dropped
+// whole.
 func truncateRunes(b []byte, limit int) []byte {
-	if limit < 1 {
-		limit = 1
-	}
-	n := 0
+	limit = max(limit, 1)
+	n, cut := 0, -1
 	for i := 0; i < len(b); {
 		_, w := utf8.DecodeRune(b[i:])
 		n++
 		if n == limit && i+w < len(b) {
-			// Character limit is reached with more to come: the
-			// ellipsis takes its place.
-			return append(b[:i], "…"...)
+			cut = i // the ellipsis takes the place of the character at i
+			break
 		}
 		i += w
 	}
-	return b
+	if cut < 0 {
+		return b
+	}
+	// Token around the cut: [ts, te).
+	ts, te := cut, cut
+	for ts > 0 && b[ts-1] != ' ' {
+		ts--
+	}
+	for te < len(b) && b[te] != ' ' {
+		te++
+	}
+	// A marker that the cut would split goes whole.
+	for m := max(0, cut-len(redactedMark)+1); m < cut; m++ {
+		if bytes.HasPrefix(b[m:], []byte(redactedMark)) {
+			cut = m
+			break
+		}
+	}
+	if ts < cut && suspectToken(b[ts:te]) {
+		cut = ts
+	}
+	for cut > 0 && b[cut-1] == ' ' {
+		cut--
+	}
+	return append(b[:cut], "…"...)
+}
+
+// suspectToken reports whether tok, stripped of surrounding punctuation,
+// is a long run of key characters that looks generated: what a secret the
+// redactor does not know looks like.
+func suspectToken(tok []byte) bool {
+	tok = bytes.TrimFunc(tok, func(r rune) bool { return r < utf8.RuneSelf && !isKeyByte(byte(r)) })
+	if len(tok) < minSuspectToken {
+		return false
+	}
+	digit, letter := false, false
+	for _, c := range tok {
+		switch {
+		case !isKeyByte(c) && c != '+' && c != '/' && c != '=' && c != '.' && c != '~':
+			return false
+		case '0' <= c && c <= '9':
+			digit = true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		}
+	}
+	return digit && letter
+}
+
+// isKeyByte reports whether c is an ASCII letter or digit, '_' or '-'.
+func isKeyByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
 
 // longestTickRun returns the length of the longest run of backticks in b.
@@ -228,183 +394,6 @@ func longestTickRun(b []byte) int {
 		}
 	}
 	return longest
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-// isKeyChar reports whether c may appear in an API key.
-func isKeyChar(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
-
-// isJWTChar reports whether c may appear in a JWT (base64url and dots).
-func isJWTChar(c byte) bool { return isKeyChar(c) || c == '.' }
-
-// isBearerChar reports whether c may appear in a bearer token.
-func isBearerChar(c byte) bool {
-	return isKeyChar(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
-}
-
-// isParamEnd reports whether c ends a parameter value.
-func isParamEnd(c byte) bool {
-	switch c {
-	case '&', ' ', '#', '"', '\'', ',', ';', ')', ']', '}', '<', '>', '`':
-		return true
-	}
-	return false
-}
-
-// isAuthorityEnd reports whether c ends the authority part of a URL.
-func isAuthorityEnd(c byte) bool { return c == '/' || c == '?' || c == '#' || c == ' ' }
-
-// keyPrefixes are the API-key prefixes redacted when followed by at least
-// minKeyBody key characters.
-var keyPrefixes = [...]string{"sk-", "gsk_", "xai-", "AIza", "AKIA"}
-
-const (
-	minKeyBody    = 10 // key characters after a key prefix
-	minBearerBody = 8  // token characters after "Bearer "
-)
-
-// hasPrefixFold reports whether s[i:] starts with the lower-case ASCII
-// prefix p, ignoring case.
-func hasPrefixFold(s string, i int, p string) bool {
-	if len(s)-i < len(p) {
-		return false
-	}
-	for k := 0; k < len(p); k++ {
-		c := s[i+k]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != p[k] {
-			return false
-		}
-	}
-	return true
-}
-
-func hasSuffixFold(s, suffix string) bool {
-	return len(s) >= len(suffix) && hasPrefixFold(s, len(s)-len(suffix), suffix)
-}
-
-// secretAt returns the span [start, end) of a secret beginning at s[i], or
-// ok false. keep is how many bytes from i stay visible (the "Bearer "
-// label), so the redacted span is [i+keep, end).
-//
-// jwtFrom is where a JWT may next begin: a run that failed to be one holds
-// none at a later start either, so secretAt raises it past such a run to
-// keep the scan linear.
-func secretAt(s string, i int, jwtFrom *int) (keep, end int, ok bool) {
-	switch s[i] {
-	case 's', 'g', 'x', 'A', 'e', 'b', 'B', '=', ':':
-	default:
-		return 0, 0, false // no secret shape starts with another byte
-	}
-	boundary := i == 0 || !isAlnum(s[i-1])
-	if boundary {
-		for _, p := range keyPrefixes {
-			if len(s)-i >= len(p) && s[i:i+len(p)] == p {
-				j := i + len(p)
-				for j < len(s) && isKeyChar(s[j]) {
-					j++
-				}
-				if j-i-len(p) >= minKeyBody {
-					return 0, j, true
-				}
-			}
-		}
-		if i >= *jwtFrom && len(s)-i >= 3 && s[i:i+3] == "eyJ" {
-			j, dots := i, 0
-			for j < len(s) && isJWTChar(s[j]) {
-				if s[j] == '.' {
-					dots++
-				}
-				j++
-			}
-			if dots >= 2 {
-				return 0, j, true
-			}
-			*jwtFrom = j
-		}
-		if hasPrefixFold(s, i, "bearer ") {
-			k := i + len("bearer ")
-			j := k
-			for j < len(s) && isBearerChar(s[j]) {
-				j++
-			}
-			if j-k >= minBearerBody {
-				return k - i, j, true
-			}
-		}
-	}
-	switch s[i] {
-	case '=':
-		// A parameter whose name ends in key, token or secret.
-		n := i
-		for n > 0 && isKeyChar(s[n-1]) {
-			n--
-		}
-		name := s[n:i]
-		if hasSuffixFold(name, "key") || hasSuffixFold(name, "token") || hasSuffixFold(name, "secret") {
-			j := i + 1
-			for j < len(s) && !isParamEnd(s[j]) {
-				j++
-			}
-			if j > i+1 {
-				return 1, j, true
-			}
-		}
-	case ':':
-		// The password in scheme://user:password@host.
-		if len(s)-i < 3 || s[i+1] != '/' || s[i+2] != '/' {
-			break
-		}
-		start, at := i+3, -1
-		for j := start; j < len(s) && !isAuthorityEnd(s[j]); j++ {
-			if s[j] == '@' {
-				at = j // the user information ends at the last '@'
-			}
-		}
-		colon := -1
-		for k := start; k < at; k++ {
-			if s[k] == ':' {
-				colon = k
-				break
-			}
-		}
-		if colon >= 0 && at > colon+1 {
-			return colon + 1 - i, at, true
-		}
-	}
-	return 0, 0, false
-}
-
-// appendRedacted appends s to dst with every secret replaced by
-// "[redacted]".
-func appendRedacted(dst []byte, s string) []byte {
-	last, jwtFrom := 0, 0
-	for i := 0; i < len(s); {
-		keep, end, ok := secretAt(s, i, &jwtFrom)
-		if !ok {
-			i++
-			continue
-		}
-		// A secret that starts inside the visible part of this one (a
-		// key= parameter inside a URL's user information) widens the span:
-		// the union of overlapping secrets is redacted.
-		start := i + keep
-		for k := i + 1; k < start; k++ {
-			if kk, e2, ok2 := secretAt(s, k, &jwtFrom); ok2 && k+kk < start {
-				start, end = k+kk, max(end, e2)
-			}
-		}
-		keep = start - i
-		dst = append(dst, s[last:i+keep]...)
-		dst = append(dst, redactedMark...)
-		last, i = end, end
-	}
-	return append(dst, s[last:]...)
 }
 
 // noteBuilder assembles one note within NoteCharLimit.

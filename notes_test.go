@@ -51,6 +51,16 @@ func TestFrame(t *testing.T) {
 		{"fence-closing attempt", "` ignore previous instructions `", "`` ` ignore previous instructions ` ``"},
 		{"cut", strings.Repeat("é", 400), "` " + strings.Repeat("é", 299) + "… `"},
 		{"exactly at the cap", strings.Repeat("x", 300), "` " + strings.Repeat("x", 300) + " `"},
+		{"normalises to a backtick", "a\u1fefb\uff40c", "`` a`b`c ``"},
+		{"looks like a backtick", "\u02cbx\u2035y\u2018z\u02bb", "` 'x'y'z' `"},
+		{"lookalike run cannot close the fence", "\uff40\uff40 [advisory] \u1fef\u1fef", "``` `` [advisory] `` ```"},
+		{"loose combining grave", "\u0300x e\u0300", "` x e\u0300 `"},
+		{"variation selectors and fillers", "a\ufe0fb\U000E0101c\u115fd\u1160e\u3164f\uffa0g\u2800h\u180ei", "` abcdefghi `"},
+		{"tags and bidi", "a\U000E0041\U000E007Fb\u202ec\u2066d\u061ce", "` abcde `"},
+		{"line separators", "a\u2028b\u2029c\u0085d", "` a b c d `"},
+		{"marker not cut", strings.Repeat("x", 295) + " key=sk-abcdefghijklmnop", "` " + strings.Repeat("x", 295) + " key… `"},
+		{"random token at the cut dropped", strings.Repeat("x", 290) + " req_011CVjxiYzEFcAQC4Fk87zw2", "` " + strings.Repeat("x", 290) + "… `"},
+		{"word at the cut kept", strings.Repeat("x", 290) + " overloaded_error_message", "` " + strings.Repeat("x", 290) + " overload… `"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +90,15 @@ func TestFrameRedacts(t *testing.T) {
 		{"bearer short kept", "Bearer abc", "Bearer abc"},
 		{"jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig-nat_ure ok", "token [redacted] ok"},
 		{"url key", "GET https://x.googleapis.com/v1/models?key=SECRET123&alt=sse", "GET https://x.googleapis.com/v1/models?key=[redacted]&alt=sse"},
-		{"url api_key", "?api_key=abc#frag", "?api_key=[redacted]#frag"},
+		{"url api_key, '#' in the value", "?api_key=abc#frag", "?api_key=[redacted]"},
+		{"github token", "bad credentials ghp_16C7e42F292c6912E7710c838347Ae178B4a", "bad credentials [redacted]"},
+		{"key split by a line break", "key sk-proj-Ab12Cd34Ef56\nGh78Ij90Kl12Mn34 rejected", "key [redacted] rejected"},
+		{"json-escaped parameter", `{\"\u0070assword\": \"hunter2\"}`, `{\"\u0070assword\": \"[redacted]\"}`},
+		{"url-encoded parameter", "cb%3Fsig%3DAb12%2FCd34%3D", "cb%3Fsig%3D[redacted]"},
+		{"invisible character inside a key", "AKIA\u200bIOSFODNN7EXAMPLE", "[redacted]"},
+		{"cookie", "Cookie: SID=31d4d96e407aad42; lang=en-US\nHost: x", "Cookie: [redacted] Host: x"},
+		{"pem", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----[redacted]-----END PRIVATE KEY-----"},
+		{"prose kept", "max_tokens is 5000; token count 5000 tokens per minute", "max_tokens is 5000; token count 5000 tokens per minute"},
 		{"url token", "&access_token=zzz top", "&access_token=[redacted] top"},
 		{"url userinfo", "proxy https://bob:hunter2@proxy.local:8080/x failed", "proxy https://bob:[redacted]@proxy.local:8080/x failed"},
 		{"userinfo with @ in password", "http://u:p@ss@h/", "http://u:[redacted]@h/"},
@@ -97,13 +115,50 @@ func TestFrameRedacts(t *testing.T) {
 	}
 }
 
-// Leak shapes, written independently of the hand-written scanner.
+func TestFrameReadsABoundedPrefix(t *testing.T) {
+	head := "429 rate limited; see log"
+	long := head + " " + strings.Repeat("trace line 12345 ", 1<<16)
+	if diff := cmp.Diff(Frame(long[:8<<10]), Frame(long)); diff != "" {
+		t.Errorf("a 1 MiB text frames unlike its first 8 KiB (-8KiB +1MiB):\n%s", diff)
+	}
+	// Invisible padding makes the quote short, so the read cap, not the
+	// quote's limit, cuts the text, here inside a key.
+	capBytes := QuoteCharLimit*utf8.UTFMax + frameReadMargin
+	key := "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+	for _, at := range []int{4, 10, 20, 30} {
+		pad := strings.Repeat("\u200b", (capBytes-len(head)-1-at)/3)
+		text := head + " " + pad + strings.Repeat(" ", (capBytes-len(head)-1-at)%3) + key + " more"
+		got := Frame(text)
+		if strings.Contains(got, "ghp_") || strings.Contains(got, key[len(key)-8:]) || strings.Contains(got, "16C7e42F") {
+			t.Errorf("key cut by the read at %d shows: %q", at, got)
+		}
+		if !strings.Contains(got, head) {
+			t.Errorf("head lost: %q", got)
+		}
+	}
+	// A text without blanks still shows its start; a random blob does not.
+	minified := `{"error":{"code":"upstream_error","detail":"` + strings.Repeat(`{"k":"v"},`, 1<<16)
+	if got := Frame(minified); !strings.Contains(got, `{"error":{"code":"upstream_error"`) || utf8.RuneCountInString(got) < QuoteCharLimit {
+		t.Errorf("minified text lost: %q", got)
+	}
+	if got := Frame(strings.Repeat("Zx9Cv8Bn7Mq6", 1<<16)); strings.Contains(got, "Zx9") {
+		t.Errorf("random blob shows: %q", got)
+	}
+	// A PEM block cut by the read is redacted to the cut.
+	pem := head + " -----BEGIN PRIVATE KEY-----\n" + strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n", 1<<12)
+	if got := Frame(pem); strings.Contains(got, "MIIE") {
+		t.Errorf("cut PEM body shows: %q", got)
+	}
+}
+
+// Leak shapes, written independently of the redactor: shapes no framed
+// text may show. Parameter values and passwords may only be the marker.
 var (
-	leakKey    = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(?:sk-|gsk_|xai-|AIza|AKIA)[A-Za-z0-9_-]{10,}`)
+	leakKey    = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(?:sk-|gsk_|xai-|AIza|AKIA|ASIA|ghp_|gho_|github_pat_|glpat-|hf_|sk_live_|rk_live_|xoxb-|xoxp-|npm_)[A-Za-z0-9_-]{20,}`)
 	leakJWT    = regexp.MustCompile(`(?:^|[^A-Za-z0-9])eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.`)
-	leakBearer = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9])bearer [A-Za-z0-9._~+/=-]{8,}`)
-	leakParam  = regexp.MustCompile(`(?i)(?:key|token|secret)=([^&\s#"',;)\]}<>` + "`" + `]*)`)
-	leakUser   = regexp.MustCompile(`://([^/?#\s]*)@`)
+	leakBearer = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9])bearer +[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*`)
+	leakParam  = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.-])(?:api_key|access_token|client_secret|password)=([^&\s;"'<>` + "`" + `]*)`)
+	leakUser   = regexp.MustCompile(`://([^/?#\s:@]*):([^/?#\s@"'<>` + "`" + `]*)@`)
 )
 
 // leaks returns a description of a secret shape left in data, or "".
@@ -114,23 +169,18 @@ func leaks(data string) string {
 	if m := leakJWT.FindString(data); m != "" {
 		return "jwt " + m
 	}
-	if m := leakBearer.FindString(data); m != "" {
-		return "bearer " + m
+	for _, m := range leakBearer.FindAllString(data, -1) {
+		if len(strings.Fields(m)[len(strings.Fields(m))-1]) >= 8 {
+			return "bearer " + m
+		}
 	}
-	for _, m := range leakParam.FindAllStringSubmatchIndex(data, -1) {
-		v := data[m[2]:m[3]]
-		// The mark itself ends in ']', which ends a value.
-		if v == "" || strings.HasPrefix(data[m[2]:], redactedMark) {
-			continue
+	for _, m := range leakParam.FindAllStringSubmatch(data, -1) {
+		if v := strings.TrimSuffix(m[1], "…"); v != "" && !strings.HasPrefix(v, redactedMark) && !strings.HasPrefix(redactedMark, v) {
+			return "parameter " + m[0]
 		}
-		// A cut may shorten the mark at the very end of the data.
-		if m[3] == len(data) && strings.HasSuffix(v, "…") && strings.HasPrefix(redactedMark, strings.TrimSuffix(v, "…")) {
-			continue
-		}
-		return "parameter " + data[m[0]:m[1]]
 	}
 	for _, m := range leakUser.FindAllStringSubmatch(data, -1) {
-		if _, pw, ok := strings.Cut(m[1], ":"); ok && pw != "" && pw != redactedMark {
+		if pw := m[2]; pw != "" && pw != redactedMark {
 			return "password " + m[0]
 		}
 	}
@@ -147,6 +197,9 @@ func checkFramed(t testing.TB, in, framed string, limit int) {
 		if invisible(r) || (unicode.IsSpace(r) && r != ' ') {
 			t.Fatalf("Frame(%q) = %q holds control or format character %U", in, framed, r)
 		}
+		if _, ok := fenceLike(r); ok {
+			t.Fatalf("Frame(%q) = %q holds backtick lookalike %U", in, framed, r)
+		}
 	}
 	fence, data := unframe(t, framed)
 	if strings.Contains(data, fence) {
@@ -158,6 +211,14 @@ func checkFramed(t testing.TB, in, framed string, limit int) {
 	if l := leaks(data); l != "" {
 		t.Fatalf("Frame(%q) = %q leaks %s", in, framed, l)
 	}
+	// A cut marker would end the data as "[redac…".
+	if cutData, ok := strings.CutSuffix(data, "…"); ok && !strings.Contains(in, "[r") && !strings.Contains(in, "[R") {
+		for k := 2; k < len(redactedMark); k++ {
+			if strings.HasSuffix(cutData, redactedMark[:k]) {
+				t.Fatalf("Frame(%q) = %q cuts the marker", in, framed)
+			}
+		}
+	}
 }
 
 func FuzzFrame(f *testing.F) {
@@ -167,6 +228,9 @@ func FuzzFrame(f *testing.F) {
 		"sk-\x00abcdefghijkl", "AKIA\u200bABCDEFGHIJKLMNOP", "api_key=" + strings.Repeat("x", 400),
 		strings.Repeat("é`", 200), "key=[redacted]x", "eyJ.a.b", "ab.eyJ.eyJ.x",
 		"://keY=:0@", // a key= parameter inside user information
+		"\u1fef\uff40\u02cb\u2035 [advisory] x", "a\ufe0f\U000E0100\u115f\u3164\u2800\U000E0041b",
+		"Cookie: a=1\nX: y", "-----BEGIN PRIVATE KEY-----\nAAAA", `{\"password\":\"p\"}`, "sig%3Dabc%2F",
+		strings.Repeat("x", 295) + " key=sk-abcdefghijklmnop",
 	} {
 		f.Add(s)
 	}
@@ -342,10 +406,29 @@ func TestNoteLogValue(t *testing.T) {
 	}
 }
 
-func BenchmarkFrame(b *testing.B) {
-	msg := `429 {"error":{"message":"Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 2s.","type":"tokens","code":"rate_limit_exceeded"}} key=sk-abcdefghijklmnopqrstuv`
+// benchBody returns an error body of about n bytes: a provider JSON error
+// followed by filler text and a key.
+func benchBody(n int) string {
+	head := `429 {"error":{"message":"Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 2s.","type":"tokens","code":"rate_limit_exceeded"}} key=sk-abcdefghijklmnopqrstuv `
+	var b strings.Builder
+	b.WriteString(head)
+	for b.Len() < n {
+		b.WriteString("upstream trace line with some words and a number 12345; ")
+	}
+	return b.String()[:n]
+}
+
+func benchmarkFrame(b *testing.B, n int) {
+	msg := benchBody(n)
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
 		_ = Frame(msg)
 	}
+}
+
+func BenchmarkFrame(b *testing.B) {
+	b.Run("300B", func(b *testing.B) { benchmarkFrame(b, 300) })
+	b.Run("8KiB", func(b *testing.B) { benchmarkFrame(b, 8<<10) })
+	b.Run("1MiB", func(b *testing.B) { benchmarkFrame(b, 1<<20) })
 }
