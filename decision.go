@@ -274,20 +274,20 @@ func (d Decision) Events() []events.Event {
 	if e.kinds&evRetryEnd != 0 {
 		end := events.AutoRetryEnd{Success: e.endSuccess, Attempt: e.endAttempt}
 		if !e.endSuccess {
-			end.FinalError = redactText(e.endError)
+			end.FinalError = Redact(e.endError)
 		}
 		out = append(out, end)
 	}
 	if e.kinds&evRetryStart != 0 {
 		out = append(out, events.AutoRetryStart{
 			Attempt: e.attempt, MaxAttempts: e.max,
-			DelayMs: e.delay.Milliseconds(), ErrorMessage: redactText(e.message),
+			DelayMs: e.delay.Milliseconds(), ErrorMessage: Redact(e.message),
 		})
 	}
 	if e.kinds&evSummaryScheduled != 0 {
 		out = append(out, events.SummarizationRetryScheduled{
 			Attempt: e.attempt, MaxAttempts: e.max,
-			DelayMs: e.delay.Milliseconds(), ErrorMessage: redactText(e.message),
+			DelayMs: e.delay.Milliseconds(), ErrorMessage: Redact(e.message),
 		})
 	}
 	if e.kinds&evSummaryAttempt != 0 {

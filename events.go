@@ -15,7 +15,7 @@ func compactionEndEvent(reason CompactionReason, res *CompactionResult, failure 
 	ev := events.CompactionEnd{Reason: string(reason), Aborted: aborted, WillRetry: willRetry}
 	switch {
 	case failure != "":
-		ev.ErrorMessage = redactText(failure)
+		ev.ErrorMessage = Redact(failure)
 	case res != nil && !aborted:
 		ev.Result = &events.CompactionResult{
 			Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID,
@@ -24,9 +24,6 @@ func compactionEndEvent(reason CompactionReason, res *CompactionResult, failure 
 	}
 	return ev
 }
-
-// redactText returns s with its secrets replaced.
-func redactText(s string) string { return string(appendRedacted(nil, s)) }
 
 // errorText returns err's text, or "" for a nil error, a nil pointer in an
 // error interface, or an Error method that panics.

@@ -2,14 +2,10 @@ package erradvisor
 
 import "github.com/erradvisor/erradvisor/internal/redact"
 
-// RedactedMarker is the text that replaces each secret removed by Redact.
-const RedactedMarker = redact.Marker
-
-// Redact returns s with every secret it finds replaced by RedactedMarker,
-// "[redacted]". It is the one redactor of this module: Frame applies it to
-// every text a note quotes, and any other output that may carry provider or
-// command text (events, logs, command output) is meant to pass through it
-// too.
+// Redact returns s with every secret it finds replaced by the marker
+// "[redacted]". It is the one redactor of this module: the notes apply it
+// to every text they quote, the events to every error text they carry, and
+// the command-line tool to everything it prints.
 //
 // It removes:
 //   - API keys and tokens by their documented prefixes: OpenAI and
