@@ -182,19 +182,17 @@ var eventStreamTypes = map[string]bool{
 // errLineTooLong is returned by readLine for a line over its limit.
 var errLineTooLong = errors.New("line too long")
 
-// errInputTooLarge is returned once more than maxSessionBytes were read.
-var errInputTooLarge = fmt.Errorf("input larger than %d MiB", maxSessionBytes>>20)
-
-// capReader reads from r until n bytes were read, then fails with
-// errInputTooLarge.
+// capReader reads from r until n bytes were read, then fails with an
+// error that states the limit.
 type capReader struct {
-	r io.Reader
-	n int64
+	r     io.Reader
+	n     int64
+	limit int64
 }
 
 func (c *capReader) Read(p []byte) (int, error) {
 	if c.n <= 0 {
-		return 0, errInputTooLarge
+		return 0, fmt.Errorf("input larger than %d MiB", c.limit>>20)
 	}
 	if int64(len(p)) > c.n {
 		p = p[:c.n]
@@ -230,7 +228,7 @@ func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 
 // skipLine discards the rest of a line after errLineTooLong. It returns
 // nil at the end of the line or of the input, or the read error (such as
-// errInputTooLarge).
+// the one of capReader).
 func skipLine(r *bufio.Reader) error {
 	for {
 		_, err := r.ReadSlice('\n')
@@ -296,7 +294,13 @@ func loadSession(path string, stdin io.Reader) (*session, error) {
 // beyond maxSessionBytes are errors. Only the fields a replay needs are kept
 // from each line, not the line itself.
 func parseSession(name string, r io.Reader) (*session, error) {
-	br := bufio.NewReaderSize(&capReader{r: r, n: maxSessionBytes}, 64<<10)
+	return parseSessionMax(name, r, maxSessionBytes)
+}
+
+// parseSessionMax is parseSession with a bound of max bytes on the whole
+// input.
+func parseSessionMax(name string, r io.Reader, max int64) (*session, error) {
+	br := bufio.NewReaderSize(&capReader{r: r, n: max, limit: max}, 64<<10)
 	s := &session{}
 	var buf []byte
 	lineNo, parsed, headerBytes := 0, 0, 0
