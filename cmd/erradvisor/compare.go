@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -105,14 +106,24 @@ func (r recorded) text() string {
 }
 
 // durationText renders a time difference with 0.1 s precision.
+// A time difference between timestamps centuries apart saturates; its
+// negation is clamped rather than overflowed.
 func durationText(d time.Duration) string {
+	sign := ""
 	if d < 0 {
-		return "-" + durationText(-d)
+		sign, d = "-", -d
+		if d < 0 { // the most negative Duration has no positive counterpart
+			d = math.MaxInt64
+		}
 	}
 	if d < time.Minute {
-		return fmt.Sprintf("%.1fs", d.Seconds())
+		return sign + fmt.Sprintf("%.1fs", d.Seconds())
 	}
-	return d.Round(time.Second).String()
+	r := d.Round(time.Second)
+	if r%time.Second != 0 { // Round saturated
+		r = d.Truncate(time.Second)
+	}
+	return sign + r.String()
 }
 
 // decisive reports whether an entry ends the look-ahead after an assistant

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -521,6 +522,23 @@ func TestReplayCompare(t *testing.T) {
 		"  disagree  stop      vs retried         1\n"
 	if !strings.HasSuffix(out, want) {
 		t.Errorf("summary: want suffix %q, got:\n%s", want, out)
+	}
+}
+
+// TestDurationText checks the rendering of recorded delays, down to the
+// saturated differences of timestamps centuries apart (a fuzzed file).
+func TestDurationText(t *testing.T) {
+	tests := map[time.Duration]string{
+		2 * time.Second:              "2.0s",
+		-2500 * time.Millisecond:     "-2.5s",
+		69 * time.Second:             "1m9s",
+		time.Duration(math.MinInt64): "-2562047h47m16s",
+		time.Duration(math.MaxInt64): "2562047h47m16s",
+	}
+	for d, want := range tests {
+		if got := durationText(d); got != want {
+			t.Errorf("durationText(%d) = %q, want %q", int64(d), got, want)
+		}
 	}
 }
 

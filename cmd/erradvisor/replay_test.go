@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -341,10 +342,18 @@ func FuzzReplay(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []erradvisor.Policy{erradvisor.Conservative(), erradvisor.Persistent()} {
+		for i, p := range []erradvisor.Policy{erradvisor.Conservative(), erradvisor.Persistent()} {
 			var out bytes.Buffer
-			if err := replaySession(s, "fuzz.jsonl", replayConfig{policyName: "p", policy: p, classifier: c}, &out); err != nil {
+			cfg := replayConfig{policyName: "p", policy: p, classifier: c, compare: i == 0, json: i == 1}
+			if err := replaySession(s, "fuzz.jsonl", cfg, &out); err != nil {
 				t.Fatal(err)
+			}
+			if cfg.json {
+				for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+					if !json.Valid(line) {
+						t.Fatalf("not a JSON line: %q", line)
+					}
+				}
 			}
 		}
 	})
