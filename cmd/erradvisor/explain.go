@@ -136,7 +136,7 @@ func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider
 		Policy: policyName,
 		Decision: explainedDecision{
 			Action: d.Action.String(), Cause: d.Cause.String(), DelayMS: d.Delay.Milliseconds(),
-			Attempt: d.Attempt, Max: d.Max, Explain: d.Explain(), Text: d.Text,
+			Attempt: d.Attempt, Max: d.Max, Explain: redact(d.Explain()), Text: redact(d.Text),
 		},
 		Events: []json.RawMessage{},
 		Notes:  []explainedNote{},
@@ -145,7 +145,7 @@ func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider
 		ex.Events = append(ex.Events, json.RawMessage(eventJSON(e)))
 	}
 	for _, n := range notes {
-		ex.Notes = append(ex.Notes, explainedNote{Kind: n.Kind.String(), Text: n.Text})
+		ex.Notes = append(ex.Notes, explainedNote{Kind: n.Kind.String(), Text: redact(n.Text)})
 	}
 	return ex
 }

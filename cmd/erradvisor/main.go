@@ -8,7 +8,8 @@
 //	erradvisor classify [flags] [TEXT...]
 //	erradvisor classify --jsonl [flags] < failures.jsonl
 //	erradvisor explain [flags] [TEXT...]
-//	erradvisor replay [--policy P] [--rules FILE]... FILE.jsonl
+//	erradvisor replay [--policy P] [--compare] [--json] [--context-window N] [--max-output N]
+//	                  [--models FILE] [--rules FILE]... FILE.jsonl|-
 //	erradvisor rules list [--rules FILE]...
 //	erradvisor rules check FILE.yaml...
 //	erradvisor help
@@ -113,22 +114,106 @@
 // # replay
 //
 // replay reads a session file of the reference agent (Pi, versions 1, 2
-// and 3) and feeds it to an erradvisor.Session of the --policy preset. For
-// every assistant message on the session's main line it prints the request
-// that produced it (provider, model, start time and the notes the Session
-// would append) and then the outcome, the
-// classification of its errorMessage, the Decision and its events; after
-// the last entry it prints the notes of the next request. Times come from
-// the file. The main line is the file order for version 1 files (a single
-// chain) and, for versions 2 and 3, the path from the last entry up through
-// parentId, as Pi's loader resolves the current leaf; entries on abandoned
-// branches are counted and skipped. See replayer for the details.
+// and 3), or standard input for "-", and feeds it to an erradvisor.Session
+// of the --policy preset. For every assistant message on the session's
+// main line it prints the request that produced it (provider, model, start
+// time and the notes the Session would append) and then the outcome (stop
+// reason, content, usage and the model's limits), the classification of
+// its errorMessage, the verdict and its events, and what the recorded
+// agent did next; after the last entry it prints the notes of the next
+// request. Times come from the file. The main line is the file order for
+// version 1 files (a single chain) and, for versions 2 and 3, the path
+// from the last entry up through parentId, as Pi's loader resolves the
+// current leaf; entries on abandoned branches are counted and skipped. See
+// replayer for the details.
 //
-// A missing file, a line that is not JSON (reported as FILE:LINE), a first
-// line that is not a session header, an unknown version, or a `pi --mode
-// json` event stream is an error with exit status 1. Lines of any length up
-// to 64 MiB are read. Two JSON objects on one line (a quirk of real files)
-// are read as two entries, with a warning on standard error.
+//	line 11  assistant  zai/glm-5.1  error
+//	  outcome   stop=error  content=empty  usage in=0 out=0 cacheRead=0  limits window=204800 max_output=131072 (table)  used=0
+//	  error     "Connection error."
+//	  class     transient  network  rule=transient.network
+//	  verdict   retry  delay=8s  attempt=3/3  — network: retry 3 of 3 in 8s
+//	  event     {"type":"auto_retry_start","attempt":3,"maxAttempts":3,"delayMs":8000,"errorMessage":"Connection error."}
+//	  recorded  the user typed after 1m9s (line 12)
+//
+// The verdict is what the library decides under the policy, with the
+// events it would emit; it is not what happened. Nothing printed claims a
+// retry or a compaction the file does not show: "recorded" says what the
+// agent in the file did next, read from the following entries of the main
+// line: it retried (another request of the same user turn after an error,
+// with the delay from the error to the retry's start), continued (another
+// request after a turn that did not fail), ran the tool calls, compacted
+// (a compaction entry), the user typed (a user message), the model was
+// switched (a model_change and no further request of the turn), or nothing
+// (the end of the file). The transcript the notes are built from follows
+// the file too: an attempt the agent retried leaves it. Events such as
+// auto_retry_end come from the Session, so they close only a streak the
+// Session itself started.
+//
+// The flags are:
+//
+//	--policy P          conservative (default) or persistent
+//	--rules FILE        a rule file layered over the defaults (repeatable)
+//	--compare           mark each verdict [agrees] or [DISAGREES with the verdict] and
+//	                    end with the counts by verdict and recorded action
+//	--json              write JSON lines instead of the text (see below)
+//	--context-window N  the context window of every model, in tokens
+//	--max-output N      the output limit of every model, in tokens
+//	--models FILE       a models table (the YAML format of internal/models/models.yaml)
+//	                    layered over the embedded one
+//
+// Each assistant turn's outcome carries the model's context window and
+// output limit: those of --context-window and --max-output when given,
+// else the models table's, so that a length stop whose output stayed below
+// the output limit while the context filled is an early length stop, as
+// in a live loop (both presets compact it once). Session files do not
+// record a request's own max_tokens, so the table's output limit stands
+// for it; give --max-output when the agent asked for less. A model without
+// known limits is reported once ("limits    none known for ...").
+//
+// --compare compares each verdict with the recorded action: Retry agrees
+// with retried; Compact with compacted; Stop with the user typed, the model
+// was switched, or nothing; Continue and Nudge with continued; None with
+// ran the tool calls, the user typed, the model was switched, or nothing.
+// Any other pair disagrees. Defer, and a stop reason the Session does not
+// decide on, are not compared. The summary at the end counts agreements
+// and disagreements by pair:
+//
+//	compare (conservative): 8 agree, 1 disagree, 0 not compared
+//	  agree     retry     vs retried         5
+//	  ...
+//	  disagree  retry     vs user_typed      1
+//
+// --json writes one JSON object per line, told apart by "type": "session"
+// (the header), "request" (n, provider, model, at, notes [{kind, text}];
+// final: true for the request after the last entry), "decision" (line,
+// provider, model, stop, content, usage, limits, error, class in the
+// classify --json form, verdict {action, cause, delay_ms, attempt, max,
+// explain, text}, events, recorded {kind, line, after_ms, model_switch}
+// and agrees: true, false or null when not compared), "user" and
+// "compaction" (the events of a user message or a recovery, when there are
+// any) and a final "summary" (policy, requests, decisions, agree,
+// disagree, not_compared, pairs [{verdict, recorded, agrees, count}],
+// no_limits, skipped_lines). Kinds of "recorded" are retried, continued,
+// tools, compacted, user_typed, model_switched and nothing.
+//
+// Every provider text replay prints (error texts, notes, events, user
+// excerpts) is redacted first: API keys, bearer tokens and keys in URLs
+// become "[redacted]". explain and classify do the same where they echo
+// text.
+//
+// Reading is bounded: the header must come within the first 1 MiB (so a
+// stream with no newline, such as a FIFO fed from /dev/zero, fails at
+// once), an entry line may be up to 64 MiB, and the whole input up to 1 GiB.
+// A device (/dev/zero) or a directory is refused. A line that is not JSON,
+// not an object, an entry whose fields have the wrong JSON types, or an
+// over-long line is skipped with a warning on standard error, as Pi's
+// loader skips lines it cannot parse, and the number of skipped lines is
+// reported at the end; the replay goes on. A missing file, a first line
+// that is not a session header, an unknown version, or a `pi --mode json`
+// event stream is an error with exit status 1. Two JSON objects on one
+// line (a quirk of real files) are read as two entries, with a warning.
+// Only the fields a replay needs are kept from each line, and the replay's
+// work is linear in the file's length.
 //
 // # rules
 //
@@ -149,10 +234,15 @@
 //	erradvisor: bad.yaml:2: rule "acme.gateway_busy": example does not match: "something else entirely"
 //	$ erradvisor rules list --rules my-rules.yaml
 //
+// # help
+//
+// erradvisor help, -h and --help, and -h or --help after any command,
+// print the usage to standard output and exit 0.
+//
 // # Exit status
 //
 // 0 on success, 1 when an input, a rule file or the output failed, 2 for a
-// misused command line (the usage goes to standard error).
+// misused command line (the message goes to standard error).
 package main
 
 import (

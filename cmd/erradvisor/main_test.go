@@ -313,9 +313,11 @@ erradvisor: 5 bad line(s) of 7
 		{name: "rules check nothing", args: []string{"rules", "check"}, want: outcome{Code: 2}, errHas: []string{"give one or more rule files"}},
 		{name: "rules alone", args: []string{"rules"}, want: outcome{Code: 2}, errHas: []string{"usage:"}},
 		{name: "rules unknown", args: []string{"rules", "lsit"}, want: outcome{Code: 2}, errHas: []string{`unknown subcommand "lsit"`}},
-		{name: "help", args: []string{"help"}, errHas: []string{"usage:", "erradvisor rules check"}},
-		{name: "-h", args: []string{"-h"}, errHas: []string{"usage:"}},
-		{name: "classify -h", args: []string{"classify", "-h"}, errHas: []string{"usage:"}},
+		// Help asked for goes to standard output with exit 0 (TestHelpToStdout
+		// checks that nothing goes to standard error).
+		{name: "help", args: []string{"help"}, outHas: []string{"usage:", "erradvisor rules check"}},
+		{name: "-h", args: []string{"-h"}, outHas: []string{"usage:"}},
+		{name: "classify -h", args: []string{"classify", "-h"}, outHas: []string{"usage:"}},
 		{name: "unknown command", args: []string{"frobnicate"}, want: outcome{Code: 2}, errHas: []string{`unknown command "frobnicate"`, "usage:"}},
 	}
 	for _, tc := range tests {

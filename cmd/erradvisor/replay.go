@@ -5,44 +5,71 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
 	"github.com/erradvisor/erradvisor/events"
+	"github.com/erradvisor/erradvisor/internal/models"
 )
 
-// replay feeds a recorded Pi session through an erradvisor.Session, as if
-// it had been the request loop's advisor, and prints, for every
-// request and every assistant turn on the session's main line, what it
-// would have decided and told the model.
+// replayConfig is what the flags of replay set.
+type replayConfig struct {
+	policyName string
+	policy     erradvisor.Policy
+	classifier *erradvisor.Classifier
+	// models is the limits table: the embedded one, with --models over it.
+	models *models.Table
+	// contextWindow and maxOutput override the table for every model when
+	// non-zero (--context-window, --max-output).
+	contextWindow, maxOutput int
+	// compare adds the agreement of each verdict with what the recorded
+	// agent did, and a summary at the end (--compare).
+	compare bool
+	// json writes JSON lines instead of the human text (--json).
+	json bool
+}
+
+// replayer feeds a recorded Pi session through an erradvisor.Session, as if
+// it had been the request loop's advisor, and prints, for every request and
+// every assistant turn on the session's main line, what the library would
+// have decided and told the model, beside what the recorded agent did.
 //
 // What is replayed:
 //
 //   - The main line (see session.mainLine): file order for version 1 files,
 //     the path from the last entry up through parentId for versions 2 and 3.
 //   - A user message calls Session.UserMessage (printing the events of a
-//     retry streak it ends) and joins the transcript.
+//     retry streak the Session had started and that the message ends) and
+//     joins the transcript.
 //   - An assistant message is one request and its outcome. Just before it,
 //     the replay prints the request: its provider and model (the assistant
 //     message's), its start time (message.timestamp) and the notes
 //     Session.Notes returns for the transcript so far. Then it prints the
-//     outcome (stop reason, error summary, usage, content), the
+//     outcome (stop reason, content, usage and the model's limits), the
 //     classification of errorMessage (with providerError or diagnostics
-//     status and code when the file has them), and the Decision of
-//     Session.Decide at the entry's timestamp, with its events as JSON
-//     lines. The transcript entry carries that verdict, so the notes say
-//     what the decision said. Checkpoint snapshots (checkpoint:true) are
-//     not requests and are skipped; stop reasons the Session does not know
-//     ("deferred") are printed without a decision.
-//   - A failed turn the Session retries (Retry) or recovers (Compact) leaves
-//     the transcript when the next request is actually made, as a host's
-//     retry leaves the failed attempt out of its context; when the file
-//     shows no further request (the user wrote again), it stays, and the
-//     next request's notes report it.
-//   - A compaction entry after a Compact decision is the overflow
-//     recovery: it is reported to the Session (CompactionStarted, then
+//     status and code when the file has them), and the verdict: the
+//     Decision of Session.Decide at the entry's timestamp, with its events.
+//     The verdict is what the library would have done; it is not what
+//     happened. Beside it, "recorded" says what the recorded agent did next
+//     (see recordAll and agreement). Checkpoint snapshots (checkpoint:true)
+//     are not requests and are skipped; stop reasons the Session does not
+//     know ("deferred") are printed without a verdict.
+//   - The outcome carries the model's context window and output limit
+//     (TokenUsage.ContextWindow and MaxOutput): --context-window and
+//     --max-output when given, else the limits table (internal/models, with
+//     --models over it), so an early length stop is told from a genuine one
+//     as a live loop would. A model without known limits is reported once.
+//   - The transcript follows the file, not the verdict: a failed attempt
+//     that the recorded agent retried leaves the transcript when the retry
+//     is made (Pi removes it from the context it sends), whatever the
+//     verdict was; so does a failed attempt the Session decided to compact
+//     when the file shows the compaction. A failure followed by a user
+//     message stays, and the next request's notes report it.
+//   - A compaction entry after a Compact verdict is the overflow recovery:
+//     it is reported to the Session (CompactionStarted, then
 //     CompactionEnded with its summary, firstKeptEntryId and tokensBefore)
 //     and its events are printed. Any other compaction is a manual or
 //     threshold one and is not reported. Either way the transcript becomes
@@ -56,64 +83,117 @@ import (
 //     would carry, at the last entry's time, to the current model.
 //
 // Every time comes from the file; the clock is never read, so the output is
-// the same on every run.
+// the same on every run. Every provider text printed passes through redact.
+// The work per entry is constant (amortized) but for the notes' scan, which
+// stops at the latest success: a replay is linear in the file's length.
 type replayer struct {
-	w       *bufio.Writer
+	cfg     replayConfig
+	out     *bufio.Writer
 	s       *erradvisor.Session
-	c       *erradvisor.Classifier
 	version int
 
-	transcript []tentry
-	seq        int // next transcript sequence number
+	t        transcript
+	provider string // the current model
+	model    string
+	after    erradvisor.Preceding
+	now      time.Time // the latest time seen in the file
 
-	provider, model string // the current model
-	after           erradvisor.Preceding
-	now             time.Time // the latest time seen in the file
+	recs []recorded // what the recorded agent did after each path entry
 
-	pendingCompact bool // the last decision was Compact; the next compaction is its recovery
-	superseded     int  // seq of a retried failure, dropped at the next request; -1 when none
+	pendingCompact bool // the last verdict was Compact; the next compaction is its recovery
+	superseded     int  // position of a failed attempt dropped at the next request; -1 when none
 	requests       int
+	decisions      int
+	tally          tally
+
+	limits  map[string]limitsInfo // per provider/model
+	noLimit []string              // models without limits, in order of appearance
 }
 
-// tentry is one transcript entry with what is needed to find a compaction's
-// kept range.
-type tentry struct {
-	seq   int
-	id    string
-	index int // parsed index, for v1 firstKeptEntryIndex
-	e     erradvisor.Entry
+// limitsInfo is the limits used for one model and where they came from.
+type limitsInfo struct {
+	models.Limits
+	source string // "flags", "table", "flags+table" or "" (none)
 }
 
-// replayCmd runs `erradvisor replay [--policy P] [--rules FILE]... FILE.jsonl`.
-func replayCmd(args []string, stdout, stderr io.Writer) error {
-	var policyName string
+// replayCmd runs `erradvisor replay [flags] FILE.jsonl|-`.
+func replayCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var cfg replayConfig
 	var rules stringList
+	var modelsFile string
 	fs := newFlagSet("replay")
-	fs.StringVar(&policyName, "policy", "conservative", "")
+	fs.StringVar(&cfg.policyName, "policy", "conservative", "")
 	fs.Var(&rules, "rules", "")
+	fs.StringVar(&modelsFile, "models", "", "")
+	fs.IntVar(&cfg.contextWindow, "context-window", 0, "")
+	fs.IntVar(&cfg.maxOutput, "max-output", 0, "")
+	fs.BoolVar(&cfg.compare, "compare", false, "")
+	fs.BoolVar(&cfg.json, "json", false, "")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(policyName)
-	if err != nil {
+	if cfg.policy, err = policyByName(cfg.policyName); err != nil {
 		return err
 	}
+	cfg.policyName = strings.ToLower(cfg.policyName)
 	if len(files) != 1 {
-		return usageErr("replay: give one session file (FILE.jsonl)")
+		return usageErr("replay: give one session file (FILE.jsonl, or - for standard input)")
 	}
-	c, err := loadClassifier(rules)
-	if err != nil {
+	if cfg.contextWindow < 0 || cfg.maxOutput < 0 {
+		return usageErr("replay: --context-window and --max-output take a positive number of tokens")
+	}
+	if cfg.contextWindow > 0 && cfg.maxOutput > cfg.contextWindow {
+		return usageErr("replay: --max-output %d is above --context-window %d", cfg.maxOutput, cfg.contextWindow)
+	}
+	if cfg.classifier, err = loadClassifier(rules); err != nil {
 		return err
 	}
-	s, err := loadSession(files[0])
+	if cfg.models, err = loadModels(modelsFile); err != nil {
+		return err
+	}
+	s, err := loadSession(files[0], stdin)
 	if err != nil {
 		return err
 	}
 	for _, w := range s.warnings {
 		fmt.Fprintf(stderr, "erradvisor: warning: %s\n", w)
 	}
-	return replaySession(s, filepath.Base(files[0]), policyName, p, c, stdout)
+	if s.moreWarnings > 0 {
+		fmt.Fprintf(stderr, "erradvisor: warning: %d more warning(s) not shown\n", s.moreWarnings)
+	}
+	name := filepath.Base(files[0])
+	if files[0] == "-" {
+		name = "<stdin>"
+	}
+	err = replaySession(s, name, cfg, stdout)
+	if s.skipped > 0 {
+		fmt.Fprintf(stderr, "erradvisor: %d corrupt line(s) of %d skipped\n", s.skipped, s.lines)
+	}
+	return err
+}
+
+// loadModels returns the limits table: the embedded defaults, with the
+// file over them when one is named.
+func loadModels(file string) (*models.Table, error) {
+	def := models.Default()
+	if file == "" {
+		return def, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--models: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, models.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("--models: %w", err)
+	}
+	over, err := models.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return models.Overlay(over, def), nil
 }
 
 // policyByName returns the preset named by --policy.
@@ -128,83 +208,173 @@ func policyByName(name string) (erradvisor.Policy, error) {
 }
 
 // replaySession prints the replay of s; name is the file's base name.
-func replaySession(s *session, name, policyName string, p erradvisor.Policy, c *erradvisor.Classifier, stdout io.Writer) error {
+func replaySession(s *session, name string, cfg replayConfig, stdout io.Writer) error {
+	if cfg.classifier == nil {
+		c, err := erradvisor.DefaultClassifier()
+		if err != nil {
+			return err
+		}
+		cfg.classifier = c
+	}
+	if cfg.models == nil {
+		cfg.models = models.Default()
+	}
 	rp := &replayer{
-		w:          bufio.NewWriter(stdout),
-		s:          erradvisor.NewSession(p, erradvisor.WithClassifier(c)),
-		c:          c,
+		cfg:        cfg,
+		out:        bufio.NewWriter(stdout),
+		s:          erradvisor.NewSession(cfg.policy, erradvisor.WithClassifier(cfg.classifier)),
 		version:    s.version,
 		provider:   s.provider,
 		model:      s.model,
 		now:        s.created,
 		superseded: -1,
+		limits:     map[string]limitsInfo{},
 	}
 	path, how := s.mainLine()
-	fmt.Fprintf(rp.w, "session %s  version %d  %s\n", s.id, s.version, name)
-	if s.cwd != "" {
-		fmt.Fprintf(rp.w, "cwd %s\n", s.cwd)
+	rp.recs = recordAll(path)
+	if cfg.json {
+		rp.emit(jsonSession{Type: "session", ID: redact(s.id), Version: s.version, File: name,
+			Cwd: redact(s.cwd), Policy: cfg.policyName, Entries: len(s.entries), MainLine: how})
+	} else {
+		fmt.Fprintf(rp.out, "session %s  version %d  %s\n", redact(s.id), s.version, name)
+		if s.cwd != "" {
+			fmt.Fprintf(rp.out, "cwd %s\n", redact(s.cwd))
+		}
+		fmt.Fprintf(rp.out, "policy %s; %d entries; %s\n", cfg.policyName, len(s.entries), how)
+		fmt.Fprintf(rp.out, "verdict: what erradvisor decides under this policy (not what happened); recorded: what the agent in the file did next\n")
 	}
-	fmt.Fprintf(rp.w, "policy %s; %d entries; %s\n", strings.ToLower(policyName), len(s.entries), how)
-	for _, e := range path {
-		rp.entry(e)
+	for i, e := range path {
+		rp.entry(e, rp.recs[i])
 	}
 	rp.request(true, rp.now, rp.provider, rp.model)
-	if err := rp.w.Flush(); err != nil {
+	rp.summary(s)
+	if err := rp.out.Flush(); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	return nil
 }
 
-// entry replays one main-line entry.
-func (rp *replayer) entry(e *sessionEntry) {
+// printf writes human output; nothing in JSON mode.
+func (rp *replayer) printf(format string, args ...any) {
+	if !rp.cfg.json {
+		fmt.Fprintf(rp.out, format, args...)
+	}
+}
+
+// emit writes one JSON line.
+func (rp *replayer) emit(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"type": "error", "error": err.Error()})
+	}
+	rp.out.Write(b)
+	rp.out.WriteByte('\n')
+}
+
+// entry replays one main-line entry; rec is what the recorded agent did
+// after it (for assistant entries).
+func (rp *replayer) entry(e *sessionEntry, rec recorded) {
 	if !e.time.IsZero() {
 		rp.now = e.time
 	}
 	switch e.typ {
 	case "model_change":
 		rp.provider, rp.model = e.provider, e.model
-		fmt.Fprintf(rp.w, "\nline %d  model_change  %s\n", e.line, providerModel(e.provider, e.model))
+		rp.printf("\nline %d  model_change  %s\n", e.line, redact(providerModel(e.provider, e.model)))
 	case "compaction":
 		rp.compaction(e)
 	case "branch_summary":
-		fmt.Fprintf(rp.w, "\nline %d  branch_summary  %q\n", e.line, excerpt(e.text, 60))
-		rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryBranchSummary, Time: e.time})
+		rp.printf("\nline %d  branch_summary  %q\n", e.line, redact(excerpt(e.text, 60)))
+		rp.t.add(e.id, e.index, erradvisor.Entry{Kind: erradvisor.EntryBranchSummary, Time: e.time})
 	case "custom_message":
-		rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryOther, Time: e.time})
+		rp.t.add(e.id, e.index, erradvisor.Entry{Kind: erradvisor.EntryOther, Time: e.time})
 	case "message":
-		rp.message(e)
+		rp.message(e, rec)
 	}
 }
 
 // message replays a message entry.
-func (rp *replayer) message(e *sessionEntry) {
+func (rp *replayer) message(e *sessionEntry, rec recorded) {
 	switch e.role {
 	case "user":
 		d := rp.s.UserMessage(rp.now)
 		rp.pendingCompact = false
 		rp.superseded = -1 // no retry followed: the failure stays in the context
 		rp.after = erradvisor.AfterUser
-		fmt.Fprintf(rp.w, "\nline %d  user  %q\n", e.line, excerpt(e.text, 60))
-		for _, ev := range d.Events() {
-			fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(ev))
+		rp.printf("\nline %d  user  %q\n", e.line, redact(excerpt(e.text, 60)))
+		evs := rp.events(d.Events())
+		if rp.cfg.json && len(evs) > 0 {
+			rp.emit(jsonUser{Type: "user", Line: e.line, Events: evs})
 		}
-		rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryUser, Time: e.time})
+		rp.t.add(e.id, e.index, erradvisor.Entry{Kind: erradvisor.EntryUser, Time: e.time})
 	case "toolResult":
 		rp.after = erradvisor.AfterToolResult
-		fmt.Fprintf(rp.w, "\nline %d  toolResult  %s\n", e.line, dash(e.toolName))
-		rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryToolResult, Time: e.time})
+		rp.printf("\nline %d  toolResult  %s\n", e.line, redact(dash(e.toolName)))
+		rp.t.add(e.id, e.index, erradvisor.Entry{Kind: erradvisor.EntryToolResult, Time: e.time})
 	case "assistant":
 		if e.checkpoint {
 			return // a snapshot of a response in progress, not a request
 		}
-		rp.assistant(e)
+		rp.assistant(e, rec)
 	default:
-		rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryOther, Time: e.time})
+		rp.t.add(e.id, e.index, erradvisor.Entry{Kind: erradvisor.EntryOther, Time: e.time})
 	}
 }
 
+// events prints a verdict's events (human mode) and returns them as JSON.
+func (rp *replayer) events(evs []events.Event) []json.RawMessage {
+	out := []json.RawMessage{}
+	for _, ev := range evs {
+		j := eventJSON(ev)
+		rp.printf("  event     %s\n", j)
+		out = append(out, json.RawMessage(j))
+	}
+	return out
+}
+
+// limitsFor returns the limits of provider/model: the flags, else the
+// table. first is true the first time a model without limits is seen, so
+// that the replay says so once per model.
+func (rp *replayer) limitsFor(provider, model string) (l limitsInfo, first bool) {
+	key := provider + "/" + model
+	if l, ok := rp.limits[key]; ok {
+		return l, false
+	}
+	l.ContextWindow, l.MaxOutput = rp.cfg.contextWindow, rp.cfg.maxOutput
+	fromFlags := l.ContextWindow > 0 || l.MaxOutput > 0
+	fromTable := false
+	if tab, found := rp.cfg.models.Lookup(provider, model); found {
+		if l.ContextWindow == 0 && tab.ContextWindow > 0 {
+			l.ContextWindow, fromTable = tab.ContextWindow, true
+		}
+		if l.MaxOutput == 0 && tab.MaxOutput > 0 {
+			l.MaxOutput, fromTable = tab.MaxOutput, true
+		}
+	}
+	switch {
+	case fromFlags && fromTable:
+		l.source = "flags+table"
+	case fromFlags:
+		l.source = "flags"
+	case fromTable:
+		l.source = "table"
+	}
+	if len(rp.limits) >= maxModels {
+		return l, false // a file cannot make the replay remember models without end
+	}
+	rp.limits[key] = l
+	if l.source == "" {
+		rp.noLimit = append(rp.noLimit, providerModel(provider, model))
+		return l, true
+	}
+	return l, false
+}
+
+// maxModels bounds the number of models a replay remembers limits for.
+const maxModels = 10000
+
 // assistant replays one request and its outcome.
-func (rp *replayer) assistant(e *sessionEntry) {
+func (rp *replayer) assistant(e *sessionEntry, rec recorded) {
 	at := e.requestTime
 	if at.IsZero() {
 		at = rp.now
@@ -214,7 +384,10 @@ func (rp *replayer) assistant(e *sessionEntry) {
 	}
 	rp.request(false, at, e.provider, e.model)
 
-	fmt.Fprintf(rp.w, "\nline %d  assistant  %s  %s\n", e.line, providerModel(e.provider, e.model), dash(e.stopReason))
+	lim, firstUnknown := rp.limitsFor(e.provider, e.model)
+	out := jsonDecision{Type: "decision", Line: e.line, Provider: redact(e.provider), Model: redact(e.model),
+		Stop: e.stopReason, Events: []json.RawMessage{}}
+	rp.printf("\nline %d  assistant  %s  %s\n", e.line, redact(providerModel(e.provider, e.model)), redact(dash(e.stopReason)))
 	var content []string
 	if e.hasText {
 		content = append(content, "text")
@@ -228,10 +401,28 @@ func (rp *replayer) assistant(e *sessionEntry) {
 	if len(content) == 0 {
 		content = append(content, "empty")
 	}
-	fmt.Fprintf(rp.w, "  outcome   stop=%s  content=%s  usage in=%d out=%d cacheRead=%d\n",
-		dash(e.stopReason), strings.Join(content, "+"), e.usageIn, e.usageOut, e.usageCache)
+	out.Content = strings.Join(content, "+")
+	out.Usage = jsonUsage{Input: e.usageIn, Output: e.usageOut, CacheRead: e.usageCache, CacheWrite: e.usageWrite}
+	usage := fmt.Sprintf("usage in=%d out=%d cacheRead=%d", e.usageIn, e.usageOut, e.usageCache)
+	if e.usageWrite != 0 {
+		usage += fmt.Sprintf(" cacheWrite=%d", e.usageWrite)
+	}
+	limits := ""
+	if lim.source != "" {
+		limits = fmt.Sprintf("  limits window=%s max_output=%s (%s)", tokens(lim.ContextWindow), tokens(lim.MaxOutput), lim.source)
+		if lim.ContextWindow > 0 {
+			limits += fmt.Sprintf("  used=%d", e.usageIn+e.usageWrite+e.usageCache+e.usageOut)
+		}
+		out.Limits = &jsonLimits{ContextWindow: lim.ContextWindow, MaxOutput: lim.MaxOutput, Source: lim.source}
+	}
+	rp.printf("  outcome   stop=%s  content=%s  %s%s\n", redact(dash(e.stopReason)), out.Content, usage, limits)
+	if firstUnknown {
+		rp.printf("  limits    none known for %s: a length stop cannot be told early (--context-window, --max-output, --models)\n",
+			redact(providerModel(e.provider, e.model)))
+	}
 	if e.errorMessage != "" {
-		fmt.Fprintf(rp.w, "  error     %q\n", excerpt(errorSummary(e.errorMessage), 100))
+		out.Error = redact(excerpt(errorSummary(e.errorMessage), 300))
+		rp.printf("  error     %q\n", redact(excerpt(errorSummary(e.errorMessage), 100)))
 	}
 
 	stop, known := stopReasonOf(e.stopReason)
@@ -243,14 +434,17 @@ func (rp *replayer) assistant(e *sessionEntry) {
 			Message: e.errorMessage, At: rp.now,
 		},
 		Provider: e.provider, Model: e.model, CurrentModel: rp.model,
-		Usage:   erradvisor.TokenUsage{Input: e.usageIn, Output: e.usageOut, CacheRead: e.usageCache},
+		Usage: erradvisor.TokenUsage{Input: e.usageIn + e.usageWrite, Output: e.usageOut, CacheRead: e.usageCache,
+			ContextWindow: lim.ContextWindow, MaxOutput: lim.MaxOutput},
 		Content: produced,
 		After:   rp.after,
 	}
 	if stop == erradvisor.StopError || e.errorMessage != "" {
-		// Classified once: the decision and the notes use this verdict.
-		o.Classification = rp.c.Classify(o.Failure)
-		fmt.Fprintf(rp.w, "  class     %s\n", humanLine(o.Classification))
+		// Classified once: the verdict and the notes use this classification.
+		o.Classification = rp.cfg.classifier.Classify(o.Failure)
+		r := toResult(o.Classification)
+		out.Class = &r
+		rp.printf("  class     %s\n", humanLine(o.Classification))
 	}
 
 	entry := erradvisor.Entry{
@@ -260,30 +454,75 @@ func (rp *replayer) assistant(e *sessionEntry) {
 	if stop == erradvisor.StopError {
 		entry.Classification = o.Classification
 	}
+	out.Recorded = jsonRecorded{Kind: rec.kind.String(), Line: rec.line, SwitchTo: redact(rec.switchTo)}
+	if rec.hasAfter {
+		ms := rec.after.Milliseconds()
+		out.Recorded.AfterMS = &ms
+	}
 	if !known {
-		fmt.Fprintf(rp.w, "  decision  - (stop reason %q is not one the Session decides on)\n", e.stopReason)
+		rp.printf("  verdict   - (stop reason %q is not one the Session decides on)\n", redact(e.stopReason))
+		rp.printf("  recorded  %s\n", redact(rec.text()))
+		rp.tally.add("-", rec.kind, false, false)
 		entry.StopReason = erradvisor.StopEndTurn
-		rp.add(e, entry)
+		rp.t.add(e.id, e.index, entry)
 		rp.after = erradvisor.AfterOther
+		if rp.cfg.json {
+			rp.emit(out)
+		}
 		return
 	}
 	d := rp.s.Decide(o, rp.now)
-	fmt.Fprintf(rp.w, "  decision  %s\n", decisionLine(d))
-	for _, ev := range d.Events() {
-		fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(ev))
+	rp.decisions++
+	rp.printf("  verdict   %s\n", redact(decisionLine(d)))
+	out.Verdict = &explainedDecision{
+		Action: d.Action.String(), Cause: d.Cause.String(), DelayMS: d.Delay.Milliseconds(),
+		Attempt: d.Attempt, Max: d.Max, Explain: redact(d.Explain()), Text: redact(d.Text),
 	}
-	seq := rp.add(e, entry)
+	out.Events = rp.events(d.Events())
+	agrees, compared := agreement(d.Action, rec.kind)
+	rp.tally.add(d.Action.String(), rec.kind, agrees, compared)
+	mark := ""
+	if compared {
+		out.Agrees = &agrees
+		if rp.cfg.compare {
+			mark = "  [agrees]"
+			if !agrees {
+				mark = "  [DISAGREES with the verdict]"
+			}
+		}
+	} else if rp.cfg.compare {
+		mark = "  [not compared]"
+	}
+	rp.printf("  recorded  %s%s\n", redact(rec.text()), mark)
+	if rp.cfg.json {
+		rp.emit(out)
+	}
+
+	pos := rp.t.add(e.id, e.index, entry)
 	rp.pendingCompact = d.Action == erradvisor.Compact
-	switch d.Action {
-	case erradvisor.Retry, erradvisor.Compact:
-		rp.superseded = seq // the fresh attempt leaves this one out
-	case erradvisor.Continue, erradvisor.Nudge:
-		rp.superseded = -1
+	rp.superseded = -1
+	switch {
+	case stop == erradvisor.StopError && rec.kind == recRetried:
+		rp.superseded = pos // the retry leaves this attempt out of its context
+	case stop == erradvisor.StopError && rec.kind == recCompacted && d.Action == erradvisor.Compact:
+		rp.superseded = pos // so does the fresh attempt after the recovery
+	}
+	switch {
+	case rec.kind == recRetried:
+		// The retry is made in the same place as the failed attempt.
+	case rec.kind == recContinued:
 		rp.after = erradvisor.AfterContinuation
 	default:
-		rp.superseded = -1
 		rp.after = erradvisor.AfterOther
 	}
+}
+
+// tokens renders a token count, "?" when unknown.
+func tokens(n int) string {
+	if n <= 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
 
 // compaction replays a compaction entry.
@@ -294,35 +533,28 @@ func (rp *replayer) compaction(e *sessionEntry) {
 	if recovery {
 		kind = "overflow recovery"
 	}
-	fmt.Fprintf(rp.w, "\nline %d  compaction  tokensBefore=%d  %s\n", e.line, e.tokensBefore, kind)
+	rp.printf("\nline %d  compaction  tokensBefore=%d  %s\n", e.line, e.tokensBefore, kind)
 	if recovery {
 		start := rp.s.CompactionStarted(erradvisor.CompactionOverflow, rp.now)
 		end := rp.s.CompactionEnded(&erradvisor.CompactionResult{
 			Summary: e.text, FirstKeptEntryID: e.firstKeptID, TokensBefore: e.tokensBefore,
 		}, nil, rp.now)
-		fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(start))
-		fmt.Fprintf(rp.w, "  event     %s\n", eventJSON(end))
+		evs := rp.events([]events.Event{start, end})
+		if rp.cfg.json {
+			rp.emit(jsonCompaction{Type: "compaction", Line: e.line, Recovery: true, TokensBefore: e.tokensBefore, Events: evs})
+		}
+	} else if rp.cfg.json {
+		rp.emit(jsonCompaction{Type: "compaction", Line: e.line, TokensBefore: e.tokensBefore, Events: []json.RawMessage{}})
 	}
 	// The summary replaces everything before the first kept entry.
-	keep := len(rp.transcript)
-	for i, t := range rp.transcript {
-		if (rp.version == 1 && e.firstKeptIndex >= 0 && t.index == e.firstKeptIndex) ||
-			(rp.version > 1 && e.hasFirstKeptID && t.id == e.firstKeptID && t.id != "") {
-			keep = i
-			break
-		}
+	keep := -1
+	switch {
+	case rp.version == 1 && e.firstKeptIndex >= 0:
+		keep = rp.t.find(false, "", e.firstKeptIndex)
+	case rp.version > 1 && e.hasFirstKeptID && e.firstKeptID != "":
+		keep = rp.t.find(true, e.firstKeptID, 0)
 	}
-	kept := append([]tentry(nil), rp.transcript[keep:]...)
-	rp.transcript = rp.transcript[:0]
-	rp.add(e, erradvisor.Entry{Kind: erradvisor.EntryCompactionSummary, Time: e.time})
-	rp.transcript = append(rp.transcript, kept...)
-}
-
-// add appends an entry to the transcript and returns its sequence number.
-func (rp *replayer) add(e *sessionEntry, x erradvisor.Entry) int {
-	rp.seq++
-	rp.transcript = append(rp.transcript, tentry{seq: rp.seq, id: e.id, index: e.index, e: x})
-	return rp.seq
+	rp.t.compact(erradvisor.Entry{Kind: erradvisor.EntryCompactionSummary, Time: e.time}, keep)
 }
 
 // request prints one request point: the notes the Session appends for it.
@@ -331,29 +563,146 @@ func (rp *replayer) add(e *sessionEntry, x erradvisor.Entry) int {
 func (rp *replayer) request(final bool, at time.Time, provider, model string) {
 	if !final && rp.superseded >= 0 {
 		// The retry is being made: the failed attempt is out of its context.
-		for i, t := range rp.transcript {
-			if t.seq == rp.superseded {
-				rp.transcript = append(rp.transcript[:i], rp.transcript[i+1:]...)
-				break
-			}
-		}
+		rp.t.drop(rp.superseded)
 		rp.superseded = -1
 	}
-	entries := make([]erradvisor.Entry, len(rp.transcript))
-	for i, t := range rp.transcript {
-		entries[i] = t.e
-	}
-	notes := rp.s.Notes(at, erradvisor.Target{Provider: provider, Model: model}, erradvisor.NewestFirst(entries))
+	notes := rp.s.Notes(at, erradvisor.Target{Provider: provider, Model: model}, rp.t.newestFirst())
 	label := "next request (after the last entry)"
 	if !final {
 		rp.requests++
 		label = fmt.Sprintf("request %d", rp.requests)
 	}
-	fmt.Fprintf(rp.w, "  → %s  %s  at %s  notes: %d\n", label, providerModel(provider, model), formatTimeOrDash(at), len(notes))
+	if rp.cfg.json {
+		r := jsonRequest{Type: "request", Final: final, Provider: redact(provider), Model: redact(model),
+			At: formatTimeOrDash(at), Notes: []explainedNote{}}
+		if !final {
+			r.N = rp.requests
+		}
+		for _, n := range notes {
+			r.Notes = append(r.Notes, explainedNote{Kind: n.Kind.String(), Text: redact(n.Text)})
+		}
+		rp.emit(r)
+		return
+	}
+	fmt.Fprintf(rp.out, "  → %s  %s  at %s  notes: %d\n", label, redact(providerModel(provider, model)), formatTimeOrDash(at), len(notes))
 	for _, n := range notes {
-		fmt.Fprintf(rp.w, "      %s\n", n.Text)
+		fmt.Fprintf(rp.out, "      %s\n", redact(n.Text))
 	}
 }
+
+// summary prints the end of the replay: the models without limits and,
+// with --compare (always in JSON), the agreement counts.
+func (rp *replayer) summary(s *session) {
+	pairs, agree, disagree := rp.tally.pairs()
+	if rp.cfg.json {
+		if pairs == nil {
+			pairs = []pairCount{}
+		}
+		noLimits := []string{}
+		for _, m := range rp.noLimit {
+			noLimits = append(noLimits, redact(m))
+		}
+		rp.emit(jsonSummary{Type: "summary", Policy: rp.cfg.policyName, Requests: rp.requests, Decisions: rp.decisions,
+			Agree: agree, Disagree: disagree, NotCompared: rp.tally.notCompared, Pairs: pairs,
+			NoLimits: noLimits, SkippedLines: s.skipped})
+		return
+	}
+	if !rp.cfg.compare {
+		return
+	}
+	fmt.Fprintf(rp.out, "\ncompare (%s): %d agree, %d disagree, %d not compared\n", rp.cfg.policyName, agree, disagree, rp.tally.notCompared)
+	for _, p := range pairs {
+		word := "agree   "
+		if !p.Agrees {
+			word = "disagree"
+		}
+		fmt.Fprintf(rp.out, "  %s  %-9s vs %-15s %d\n", word, p.Verdict, p.Recorded, p.Count)
+	}
+	if s.skipped > 0 {
+		fmt.Fprintf(rp.out, "corrupt lines skipped: %d\n", s.skipped)
+	}
+}
+
+// The JSON lines of replay --json, one object per line, told apart by
+// "type".
+type (
+	jsonSession struct {
+		Type     string `json:"type"` // "session"
+		ID       string `json:"id"`
+		Version  int    `json:"version"`
+		File     string `json:"file"`
+		Cwd      string `json:"cwd,omitempty"`
+		Policy   string `json:"policy"`
+		Entries  int    `json:"entries"`
+		MainLine string `json:"main_line"`
+	}
+	jsonRequest struct {
+		Type     string          `json:"type"`        // "request"
+		N        int             `json:"n,omitempty"` // 1, 2, ...; absent for the final one
+		Final    bool            `json:"final,omitempty"`
+		Provider string          `json:"provider"`
+		Model    string          `json:"model"`
+		At       string          `json:"at"`
+		Notes    []explainedNote `json:"notes"`
+	}
+	jsonUsage struct {
+		Input      int `json:"input"`
+		Output     int `json:"output"`
+		CacheRead  int `json:"cache_read"`
+		CacheWrite int `json:"cache_write"`
+	}
+	jsonLimits struct {
+		ContextWindow int    `json:"context_window"`
+		MaxOutput     int    `json:"max_output"`
+		Source        string `json:"source"`
+	}
+	jsonRecorded struct {
+		Kind     string `json:"kind"`
+		Line     int    `json:"line,omitempty"`
+		AfterMS  *int64 `json:"after_ms,omitempty"`
+		SwitchTo string `json:"model_switch,omitempty"`
+	}
+	jsonDecision struct {
+		Type     string             `json:"type"` // "decision"
+		Line     int                `json:"line"`
+		Provider string             `json:"provider"`
+		Model    string             `json:"model"`
+		Stop     string             `json:"stop"`
+		Content  string             `json:"content"`
+		Usage    jsonUsage          `json:"usage"`
+		Limits   *jsonLimits        `json:"limits,omitempty"`
+		Error    string             `json:"error,omitempty"`
+		Class    *result            `json:"class,omitempty"`
+		Verdict  *explainedDecision `json:"verdict"`
+		Events   []json.RawMessage  `json:"events"`
+		Recorded jsonRecorded       `json:"recorded"`
+		Agrees   *bool              `json:"agrees"`
+	}
+	jsonUser struct {
+		Type   string            `json:"type"` // "user"
+		Line   int               `json:"line"`
+		Events []json.RawMessage `json:"events"`
+	}
+	jsonCompaction struct {
+		Type         string            `json:"type"` // "compaction"
+		Line         int               `json:"line"`
+		Recovery     bool              `json:"recovery"`
+		TokensBefore int               `json:"tokens_before"`
+		Events       []json.RawMessage `json:"events"`
+	}
+	jsonSummary struct {
+		Type         string      `json:"type"` // "summary"
+		Policy       string      `json:"policy"`
+		Requests     int         `json:"requests"`
+		Decisions    int         `json:"decisions"`
+		Agree        int         `json:"agree"`
+		Disagree     int         `json:"disagree"`
+		NotCompared  int         `json:"not_compared"`
+		Pairs        []pairCount `json:"pairs"`
+		NoLimits     []string    `json:"no_limits"`
+		SkippedLines int         `json:"skipped_lines"`
+	}
+)
 
 // contentOf describes what a turn produced; a turn with none of the three
 // produced nothing.
@@ -413,13 +762,13 @@ func maxString(m int) string {
 	return fmt.Sprint(m)
 }
 
-// eventJSON marshals an event as one JSON line.
+// eventJSON marshals an event as one JSON line, redacted.
 func eventJSON(ev events.Event) string {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Sprintf(`{"type":%q,"error":%q}`, ev.EventType(), err.Error())
 	}
-	return string(b)
+	return redact(string(b))
 }
 
 // providerModel renders "provider/model", with "?" for a missing part.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -20,28 +21,54 @@ var update = flag.Bool("update", false, "rewrite testdata/sessions/*.golden")
 // sessionsDir holds the session fixtures, at the root of the module.
 const sessionsDir = "../../testdata/sessions"
 
-// TestReplayGolden replays every session fixture under both presets and
-// compares the output with NAME.golden (conservative) and
-// NAME.persistent.golden.
-func TestReplayGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(sessionsDir, "*.jsonl"))
+// goldenVariants are the replays TestReplayGolden runs on every session
+// fixture: both presets, without and with --compare, each with its golden
+// file suffix.
+var goldenVariants = []struct {
+	suffix string
+	args   []string
+}{
+	{".golden", []string{"--policy", "conservative"}},
+	{".persistent.golden", []string{"--policy", "persistent"}},
+	{".compare.golden", []string{"--policy", "conservative", "--compare"}},
+	{".persistent.compare.golden", []string{"--policy", "persistent", "--compare"}},
+}
+
+// sessionFixtures returns the hand-built session files and the real ones
+// (testdata/sessions/real).
+func sessionFixtures(t *testing.T) (built, real []string) {
+	t.Helper()
+	built, err := filepath.Glob(filepath.Join(sessionsDir, "*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 3 {
-		t.Fatalf("want at least 3 session fixtures in %s, found %d", sessionsDir, len(files))
+	real, err = filepath.Glob(filepath.Join(sessionsDir, "real", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built, real
+}
+
+// TestReplayGolden replays every session fixture, hand-built and real,
+// under both presets, without and with --compare, and compares the output
+// with NAME.golden (conservative), NAME.persistent.golden,
+// NAME.compare.golden and NAME.persistent.compare.golden.
+func TestReplayGolden(t *testing.T) {
+	built, real := sessionFixtures(t)
+	if len(built) < 3 {
+		t.Fatalf("want at least 3 hand-built session fixtures in %s, found %d", sessionsDir, len(built))
+	}
+	if len(real) < 6 {
+		t.Fatalf("want at least 6 real session fixtures in %s/real, found %d", sessionsDir, len(real))
 	}
 	versions := map[int]bool{}
-	for _, file := range files {
-		for _, policy := range []string{"conservative", "persistent"} {
-			base := strings.TrimSuffix(file, ".jsonl")
-			golden := base + ".golden"
-			if policy != "conservative" {
-				golden = base + "." + policy + ".golden"
-			}
-			t.Run(filepath.Base(golden), func(t *testing.T) {
+	for _, file := range append(built, real...) {
+		for _, v := range goldenVariants {
+			golden := strings.TrimSuffix(file, ".jsonl") + v.suffix
+			t.Run(strings.TrimPrefix(golden, sessionsDir+"/"), func(t *testing.T) {
 				var stdout, stderr bytes.Buffer
-				code := run([]string{"replay", "--policy", policy, file}, noRead{t}, true, &stdout, &stderr)
+				args := append(append([]string{"replay"}, v.args...), file)
+				code := run(args, noRead{t}, true, &stdout, &stderr)
 				if code != 0 || stderr.Len() != 0 {
 					t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 				}
@@ -56,11 +83,11 @@ func TestReplayGolden(t *testing.T) {
 					t.Fatalf("%v (run with -update to create it)", err)
 				}
 				if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
-					t.Errorf("replay %s --policy %s (-%s +got):\n%s", filepath.Base(file), policy, filepath.Base(golden), diff)
+					t.Errorf("replay %q (-%s +got):\n%s", args, filepath.Base(golden), diff)
 				}
 			})
 		}
-		s, err := loadSession(file)
+		s, err := loadSession(file, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,45 +100,53 @@ func TestReplayGolden(t *testing.T) {
 	}
 }
 
-// TestReplayDecisions checks the decisions that matter in the fixtures
+// TestReplayDecisions checks the verdicts that matter in the fixtures
 // without the golden files: the scenarios the fixtures exist for.
 func TestReplayDecisions(t *testing.T) {
 	tests := []struct {
-		file, policy string
-		has          []string
+		file string
+		args []string
+		has  []string
 	}{
-		{"v1-abort-overloaded-length.jsonl", "conservative", []string{
-			"decision  none  — aborted by the user",
-			"decision  retry  delay=2s  attempt=1/3",
-			"decision  retry  delay=4s  attempt=2/3",
+		{"v1-abort-overloaded-length.jsonl", nil, []string{
+			"verdict   none  — aborted by the user",
+			"verdict   retry  delay=2s  attempt=1/3",
+			"verdict   retry  delay=4s  attempt=2/3",
 			`{"type":"auto_retry_end","success":true,"attempt":2}`,
-			"decision  none  — output limit reached",
+			// 8,192 tokens out, below the table's 64,000 for the model: early.
+			"verdict   compact  — early length stop",
 		}},
-		{"v1-abort-overloaded-length.jsonl", "persistent", []string{
-			"decision  continue  attempt=1/∞  — length stop: continue 1",
+		// With the request's own output limit, the same stop is genuine.
+		{"v1-abort-overloaded-length.jsonl", []string{"--max-output", "8192"}, []string{
+			"limits window=200000 max_output=8192 (flags+table)",
+			"verdict   none  — output limit reached",
 		}},
-		{"v2-overflow-compaction.jsonl", "conservative", []string{
-			"decision  compact  — context overflow: compact, then one fresh attempt",
+		{"v1-abort-overloaded-length.jsonl", []string{"--policy", "persistent", "--max-output", "8192"}, []string{
+			"verdict   continue  attempt=1/∞  — length stop: continue 1",
+		}},
+		{"v2-overflow-compaction.jsonl", nil, []string{
+			"verdict   compact  — context overflow: compact, then one fresh attempt",
 			"compaction  tokensBefore=219898  overflow recovery",
 			"was compacted into a summary",
 			"2 entries on other branches skipped",
 			"context overflow again: the recovery for this user message was already used",
 		}},
-		{"v3-quota-stop.jsonl", "conservative", []string{
+		{"v3-quota-stop.jsonl", nil, []string{
 			"class     quota  quota  rule=quota.exhausted",
-			"decision  stop  — quota",
+			"verdict   stop  — quota",
 			"(reason: quota). Retrying will not clear it.",
 			"manual or threshold",
 		}},
-		{"v3-docs-branch-thinking.jsonl", "persistent", []string{
+		{"v3-docs-branch-thinking.jsonl", []string{"--policy", "persistent"}, []string{
 			"6 entries on other branches skipped",
-			"decision  nudge  attempt=1/1  — thinking-only stop: nudge once",
+			"verdict   nudge  attempt=1/1  — thinking-only stop: nudge once",
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.file+"/"+tt.policy, func(t *testing.T) {
+		t.Run(tt.file+"/"+strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"replay", "--policy", tt.policy, filepath.Join(sessionsDir, tt.file)}, noRead{t}, true, &stdout, &stderr)
+			args := append(append([]string{"replay"}, tt.args...), filepath.Join(sessionsDir, tt.file))
+			code := run(args, noRead{t}, true, &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
@@ -136,16 +171,14 @@ func TestReplayErrors(t *testing.T) {
 		return p
 	}
 	missing := filepath.Join(dir, "missing.jsonl")
-	badJSON := write("bad.jsonl", header3+"\n"+`{"type":"message","id":"a"}`+"\n"+`{"type":"message",`+"\n")
-	garbage := write("garbage.jsonl", header3+"\n\nnot json\n")
-	notObject := write("array.jsonl", header3+"\n[1,2]\n")
 	noHeader := write("noheader.jsonl", `{"type":"message","timestamp":"2025-11-20T23:33:02.351Z","message":{"role":"user","content":"hi"}}`+"\n")
 	noID := write("noid.jsonl", `{"type":"session","version":3}`+"\n")
 	v4 := write("v4.jsonl", `{"type":"session","version":4,"id":"s"}`+"\n")
 	vStr := write("vstr.jsonl", `{"type":"session","version":"3","id":"s"}`+"\n")
 	empty := write("empty.jsonl", "\n\n")
 	events := write("events.jsonl", header3+"\n"+`{"type":"agent_start"}`+"\n")
-	badField := write("badfield.jsonl", header3+"\n"+`{"type":5}`+"\n")
+	firstGarbage := write("first.jsonl", "\nnot json\n"+header3+"\n")
+	noNewline := write("nonewline.jsonl", `{"type":"session","version":3,"id":"s","cwd":"`+strings.Repeat("x", maxHeaderBytes)+`"}`)
 
 	tests := []struct {
 		name   string
@@ -155,17 +188,18 @@ func TestReplayErrors(t *testing.T) {
 	}{
 		{"missing file", []string{"replay", missing}, 1, "erradvisor: open " + missing + ": no such file\n"},
 		{"directory", []string{"replay", dir}, 1, "is a directory"},
-		{"bad JSON", []string{"replay", badJSON}, 1, "erradvisor: " + badJSON + ":3: invalid JSON: unexpected end of line"},
-		{"garbage", []string{"replay", garbage}, 1, garbage + ":3: invalid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 2)"},
-		{"not an object", []string{"replay", notObject}, 1, notObject + ":2: invalid JSON: want an object, got [1,2]"},
 		{"no header", []string{"replay", noHeader}, 1, noHeader + `:1: not a Pi session file: the first line is a "message" entry, not a "session" header`},
 		{"header without id", []string{"replay", noID}, 1, `no string "id"`},
 		{"unknown version", []string{"replay", v4}, 1, v4 + ":1: unknown session format version 4 (this replay reads versions 1, 2 and 3)"},
 		{"string version", []string{"replay", vStr}, 1, `unknown session format version "3"`},
 		{"empty", []string{"replay", empty}, 1, empty + ": empty file: not a Pi session file"},
 		{"event stream", []string{"replay", events}, 1, `"agent_start" is an event of the ` + "`pi --mode json`" + ` stream`},
-		{"wrong field type", []string{"replay", badField}, 1, badField + `:2: field "type": unexpected JSON number`},
+		{"first line garbage", []string{"replay", firstGarbage}, 1, firstGarbage + ":2: invalid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 2)"},
+		{"header line too long", []string{"replay", noNewline}, 1, noNewline + ":1: not a Pi session file: no session header line in the first 1024 KiB"},
 		{"no file", []string{"replay"}, 2, "replay: give one session file"},
+		{"negative window", []string{"replay", "--context-window", "-1", missing}, 2, "--context-window and --max-output take a positive number"},
+		{"output above window", []string{"replay", "--context-window", "1000", "--max-output", "2000", missing}, 2, "--max-output 2000 is above --context-window 1000"},
+		{"bad models file", []string{"replay", "--models", missing, missing}, 1, "--models: open " + missing},
 		{"two files", []string{"replay", missing, missing}, 2, "replay: give one session file"},
 		{"bad policy", []string{"replay", "--policy", "eager", missing}, 2, `--policy "eager": want conservative or persistent`},
 	}
@@ -308,10 +342,18 @@ func FuzzReplay(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []erradvisor.Policy{erradvisor.Conservative(), erradvisor.Persistent()} {
+		for i, p := range []erradvisor.Policy{erradvisor.Conservative(), erradvisor.Persistent()} {
 			var out bytes.Buffer
-			if err := replaySession(s, "fuzz.jsonl", "p", p, c, &out); err != nil {
+			cfg := replayConfig{policyName: "p", policy: p, classifier: c, compare: i == 0, json: i == 1}
+			if err := replaySession(s, "fuzz.jsonl", cfg, &out); err != nil {
 				t.Fatal(err)
+			}
+			if cfg.json {
+				for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+					if !json.Valid(line) {
+						t.Fatalf("not a JSON line: %q", line)
+					}
+				}
 			}
 		}
 	})

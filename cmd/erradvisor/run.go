@@ -19,7 +19,8 @@ const usage = `usage:
   erradvisor classify [flags] [TEXT...]   classify TEXT, or standard input as one message
   erradvisor classify --jsonl [flags]     classify JSON lines from standard input
   erradvisor explain [flags] [TEXT...]    classify TEXT, then show the decision and the note
-  erradvisor replay [flags] FILE.jsonl    replay a Pi session file: decisions and notes
+  erradvisor replay [flags] FILE.jsonl    replay a Pi session file ("-": standard input):
+                                          the library's verdicts, notes, what the agent did
   erradvisor rules list [--rules FILE]... list the rules of the layered set
   erradvisor rules check FILE.yaml...     validate rule files
   erradvisor help                         show this help
@@ -40,8 +41,14 @@ explain flags: the classify flags except --jsonl, and
   --policy P      conservative (default) or persistent
 
 replay flags:
-  --policy P      conservative (default) or persistent
-  --rules FILE    rule file over the defaults (repeatable)
+  --policy P            conservative (default) or persistent
+  --rules FILE          rule file over the defaults (repeatable)
+  --compare             mark each verdict as agreeing or not with what the recorded
+                        agent did next, and count them at the end
+  --json                JSON lines: session, request, decision, user, compaction, summary
+  --context-window N    context window of every model, in tokens (else the models table)
+  --max-output N        output limit of every model, in tokens (else the models table)
+  --models FILE         a models table (YAML) over the embedded one
 `
 
 // Limits on what is read from standard input.
@@ -74,7 +81,11 @@ func run(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stderr io
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stderr, usage)
+		// Asked for: help goes to standard output.
+		if _, err := fmt.Fprint(stdout, usage); err != nil {
+			fmt.Fprintf(stderr, "erradvisor: writing output: %v\n", err)
+			return 1
+		}
 		return 0
 	case errors.As(err, &ue):
 		if ue.full {
@@ -104,7 +115,7 @@ func dispatch(args []string, stdin io.Reader, stdinIsTerminal bool, stdout, stde
 	case "explain":
 		return explainCmd(args[1:], stdin, stdinIsTerminal, stdout, stderr)
 	case "replay":
-		return replayCmd(args[1:], stdout, stderr)
+		return replayCmd(args[1:], stdin, stdout, stderr)
 	case "rules":
 		if len(args) < 2 {
 			return &errUsage{msg: "rules: want 'list' or 'check'", full: true}
@@ -351,7 +362,7 @@ func classifyJSONL(c *erradvisor.Classifier, o classifyOpts, stdin io.Reader, st
 			continue
 		}
 		if b[0] != '{' {
-			report("not a JSON object: %s", excerpt(string(b), 40))
+			report("not a JSON object: %s", redact(excerpt(string(b), 40)))
 			continue
 		}
 		var in jsonlInput
@@ -481,7 +492,7 @@ func printExamples(c *erradvisor.Classifier, stdout io.Writer) error {
 		if ex.status != 0 {
 			in += fmt.Sprintf(" %d", ex.status)
 		}
-		in += " " + excerpt(summary(ex.message), 40)
+		in += " " + redact(excerpt(summary(ex.message), 40))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in, cl.Class, dash(string(cl.Reason)), dash(cl.Rule), wait(cl))
 	}
 	tw.Flush()

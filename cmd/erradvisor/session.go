@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // This file reads the session files of the reference agent (Pi): one JSON
@@ -20,10 +21,29 @@ import (
 // fields a replay needs are decoded, and every later, additive field or
 // entry type is ignored.
 
-// maxSessionLine bounds one line of a session file. Real lines reach a few
-// MiB (tool output, images as base64); a longer one is an error, not an
-// out-of-memory crash.
-const maxSessionLine = 64 << 20
+// Limits on what a replay reads. Real lines reach a few MiB (tool output,
+// images as base64) and real files tens of MiB; anything beyond these bounds
+// is an error or a skipped line, never an out-of-memory crash or a read that
+// does not end.
+const (
+	// maxSessionLine bounds one entry line. A longer line is skipped with a
+	// warning (it cannot be the header).
+	maxSessionLine = 64 << 20
+	// maxHeaderBytes bounds what is read before the header is complete:
+	// blank lines and the header line itself. A real header is well under
+	// 1 KiB, so a stream with no newline (/dev/zero, a binary file) is
+	// rejected after 1 MiB.
+	maxHeaderBytes = 1 << 20
+	// maxSessionBytes bounds the whole input.
+	maxSessionBytes = 1 << 30
+	// maxKeptText bounds the text kept from one entry (an error message, a
+	// compaction summary) once the line has been parsed.
+	maxKeptText = 64 << 10
+	// maxExcerptText bounds the text kept for an excerpt (a user message).
+	maxExcerptText = 1 << 10
+	// maxWarnings is the number of warnings kept; later ones are counted.
+	maxWarnings = 20
+)
 
 // session is a parsed session file.
 type session struct {
@@ -37,8 +57,23 @@ type session struct {
 	// entries are the non-header entries in file order.
 	entries []*sessionEntry
 	// warnings are oddities that do not stop the replay, such as two JSON
-	// objects on one line.
-	warnings []string
+	// objects on one line or a corrupt line; at most maxWarnings are kept
+	// and moreWarnings counts the rest.
+	warnings     []string
+	moreWarnings int
+	// lines is the number of lines read; skipped the number of corrupt lines
+	// (not JSON, not an object, an entry of the wrong shape, or too long)
+	// left out.
+	lines, skipped int
+}
+
+// warn records a warning.
+func (s *session) warn(format string, args ...any) {
+	if len(s.warnings) >= maxWarnings {
+		s.moreWarnings++
+		return
+	}
+	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
 }
 
 // sessionEntry is one parsed entry, with only what a replay reads.
@@ -66,6 +101,7 @@ type sessionEntry struct {
 	usageIn      int
 	usageOut     int
 	usageCache   int
+	usageWrite   int // cacheWrite: prompt tokens written to the cache
 	hasText      bool
 	hasToolCalls bool
 	hasThinking  bool
@@ -143,20 +179,37 @@ var eventStreamTypes = map[string]bool{
 	"auto_compaction_start": true, "auto_compaction_end": true,
 }
 
-// errLineTooLong is returned by readLine for a line over maxSessionLine.
+// errLineTooLong is returned by readLine for a line over its limit.
 var errLineTooLong = errors.New("line too long")
 
-// readLine reads one line of any length up to maxSessionLine, without its
-// line ending. It returns io.EOF only when nothing is left.
-func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+// capReader reads from r until n bytes were read, then fails with an
+// error that states the limit.
+type capReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.n <= 0 {
+		return 0, fmt.Errorf("input larger than %d MiB", c.limit>>20)
+	}
+	if int64(len(p)) > c.n {
+		p = p[:c.n]
+	}
+	n, err := c.r.Read(p)
+	c.n -= int64(n)
+	return n, err
+}
+
+// readLine reads one line of at most limit bytes, without its line ending.
+// It returns io.EOF only when nothing is left. A longer line gives
+// errLineTooLong with the rest of the line still unread (see skipLine).
+func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 	buf = buf[:0]
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxSessionLine {
-			// Discard the rest of the line so that the error is reported once.
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
+		if len(buf)+len(chunk) > limit {
 			return nil, errLineTooLong
 		}
 		buf = append(buf, chunk...)
@@ -173,51 +226,127 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-// loadSession opens and parses the session file at path.
-func loadSession(path string) (*session, error) {
+// skipLine discards the rest of a line after errLineTooLong. It returns
+// nil at the end of the line or of the input, or the read error (such as
+// the one of capReader).
+func skipLine(r *bufio.Reader) error {
+	for {
+		_, err := r.ReadSlice('\n')
+		switch {
+		case err == nil, errors.Is(err, io.EOF):
+			return nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return err
+		}
+	}
+}
+
+// openSession opens the session file at path, or standard input for "-".
+// Directories and devices are refused at once (a device such as /dev/zero
+// never ends); a FIFO is read like standard input, within the limits above.
+func openSession(path string, stdin io.Reader) (io.Reader, func() error, error) {
+	if path == "-" {
+		return stdin, func() error { return nil }, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open %s: no such file", path)
+			return nil, nil, fmt.Errorf("open %s: no such file", path)
 		}
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: is a directory, not a session file", path)
+	case m&os.ModeDevice != 0:
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: is a device, not a session file", path)
+	}
+	return f, f.Close, nil
+}
+
+// loadSession opens and parses the session file at path ("-": stdin).
+func loadSession(path string, stdin io.Reader) (*session, error) {
+	r, closeFn, err := openSession(path, stdin)
+	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory, not a session file", path)
+	defer closeFn()
+	name := path
+	if path == "-" {
+		name = "<stdin>"
 	}
-	return parseSession(path, f)
+	return parseSession(name, r)
 }
 
 // parseSession parses a session file read from r; name is used in errors
-// ("NAME:LINE: ..."). It never panics: every malformed input is an error.
+// and warnings ("NAME:LINE: ..."). It never panics. The header must be the
+// first line; after it, a corrupt line (not JSON, not an object, an entry
+// whose fields have the wrong JSON types, or longer than maxSessionLine) is
+// skipped with a warning and counted, as Pi's loader skips lines it cannot
+// parse. An event of the `pi --mode json` stream, a read error and input
+// beyond maxSessionBytes are errors. Only the fields a replay needs are kept
+// from each line, not the line itself.
 func parseSession(name string, r io.Reader) (*session, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	return parseSessionMax(name, r, maxSessionBytes)
+}
+
+// parseSessionMax is parseSession with a bound of max bytes on the whole
+// input.
+func parseSessionMax(name string, r io.Reader, max int64) (*session, error) {
+	br := bufio.NewReaderSize(&capReader{r: r, n: max, limit: max}, 64<<10)
 	s := &session{}
 	var buf []byte
-	lineNo, parsed := 0, 0
+	lineNo, parsed, headerBytes := 0, 0, 0
 	for {
-		line, err := readLine(br, buf)
+		limit := maxSessionLine
+		if parsed == 0 {
+			limit = maxHeaderBytes - headerBytes
+		}
+		line, err := readLine(br, buf, limit)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		lineNo++
+		s.lines = lineNo
 		if errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("%s:%d: line longer than %d MiB", name, lineNo, maxSessionLine>>20)
+			if parsed == 0 {
+				return nil, fmt.Errorf("%s:%d: not a Pi session file: no session header line in the first %d KiB", name, lineNo, maxHeaderBytes>>10)
+			}
+			if err := skipLine(br); err != nil {
+				return nil, fmt.Errorf("%s: reading line %d: %w", name, lineNo, err)
+			}
+			s.skipped++
+			s.warn("%s:%d: line longer than %d MiB; skipped", name, lineNo, maxSessionLine>>20)
+			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading line %d: %w", name, lineNo, err)
 		}
 		buf = line[:0]
+		if parsed == 0 {
+			headerBytes += len(line) + 1
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		objs, err := splitObjects(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, lineNo, err)
+			if parsed == 0 {
+				return nil, fmt.Errorf("%s:%d: %v", name, lineNo, err)
+			}
+			s.skipped++
+			s.warn("%s:%d: %v; line skipped", name, lineNo, err)
+			continue
 		}
 		if len(objs) > 1 {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s:%d: %d JSON objects on one line; read as separate entries (Pi skips such a line)", name, lineNo, len(objs)))
+			s.warn("%s:%d: %d JSON objects on one line; read as separate entries (Pi skips such a line)", name, lineNo, len(objs))
 		}
 		for _, obj := range objs {
 			if parsed == 0 {
@@ -229,13 +358,15 @@ func parseSession(name string, r io.Reader) (*session, error) {
 			}
 			e, err := parseEntry(obj)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %v", name, lineNo, err)
+				s.skipped++
+				s.warn("%s:%d: %v; entry skipped", name, lineNo, err)
+				continue
 			}
 			if eventStreamTypes[e.typ] {
 				return nil, fmt.Errorf("%s:%d: %q is an event of the `pi --mode json` stream: this is an event stream, not a session file", name, lineNo, e.typ)
 			}
 			if e.noMessage {
-				s.warnings = append(s.warnings, fmt.Sprintf("%s:%d: message entry without a \"message\" object", name, lineNo))
+				s.warn("%s:%d: message entry without a \"message\" object", name, lineNo)
 			}
 			e.line, e.index = lineNo, parsed
 			parsed++
@@ -335,6 +466,7 @@ func parseEntry(obj []byte) (*sessionEntry, error) {
 		e.model, _ = str(r.ModelID)
 	case "compaction", "branch_summary":
 		e.text, _ = str(r.Summary)
+		e.text = clip(e.text, maxKeptText)
 		e.firstKeptID, e.hasFirstKeptID = str(r.FirstKeptEntryID)
 		if n, ok := num(r.FirstKeptEntryIndex); ok {
 			e.firstKeptIndex = n
@@ -358,21 +490,23 @@ func parseMessage(e *sessionEntry, m *rawMessage) {
 	e.model, _ = str(m.Model)
 	e.stopReason, _ = str(m.StopReason)
 	e.errorMessage, _ = str(m.ErrorMessage)
+	e.errorMessage = clip(e.errorMessage, maxKeptText)
 	e.toolName, _ = str(m.ToolName)
 	if ms, ok := num(m.Timestamp); ok && ms > 0 {
 		e.requestTime = time.UnixMilli(int64(ms)).UTC()
 	}
 	var u struct {
-		Input, Output, CacheRead json.RawMessage
+		Input, Output, CacheRead, CacheWrite json.RawMessage
 	}
 	if json.Unmarshal(m.Usage, &u) == nil {
 		e.usageIn, _ = num(u.Input)
 		e.usageOut, _ = num(u.Output)
 		e.usageCache, _ = num(u.CacheRead)
+		e.usageWrite, _ = num(u.CacheWrite)
 	}
 	// Content: a string (user, custom) or an array of blocks.
 	if text, ok := str(m.Content); ok {
-		e.text = text
+		e.text = clip(text, maxExcerptText)
 		e.hasText = strings.TrimSpace(text) != ""
 	} else {
 		var blocks []json.RawMessage
@@ -388,7 +522,7 @@ func parseMessage(e *sessionEntry, m *rawMessage) {
 					if strings.TrimSpace(t) != "" {
 						e.hasText = true
 						if e.text == "" {
-							e.text = t
+							e.text = clip(t, maxExcerptText)
 						}
 					}
 				case "toolCall":
@@ -444,6 +578,17 @@ func entryError(err error) error {
 		return fmt.Errorf("field %q: unexpected JSON %s", te.Field, te.Value)
 	}
 	return fmt.Errorf("invalid entry: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// clip cuts s to at most n bytes, at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // str returns a JSON string's value; ok is false for anything else
