@@ -14,8 +14,9 @@ import (
 type recordedKind uint8
 
 const (
-	// recNotShown: not an assistant turn (never printed).
-	recNotShown recordedKind = iota
+	// The zero recordedKind: not an assistant turn (never printed).
+	_ recordedKind = iota
+
 	// recRetried: after a failed turn (stop reason "error"), another
 	// request of the same user turn: an assistant entry with no user
 	// message, tool result or compaction in between.
@@ -145,7 +146,7 @@ func decisive(e *sessionEntry) bool {
 
 // recordAll computes, for every assistant entry of path, what the recorded
 // agent did next, in one backward pass (linear in len(path)). The result is
-// indexed like path; other entries get recNotShown.
+// indexed like path; other entries keep the zero recordedKind.
 func recordAll(path []*sessionEntry) []recorded {
 	out := make([]recorded, len(path))
 	next, sw := -1, -1 // the nearest decisive entry and model_change after i
