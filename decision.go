@@ -103,8 +103,9 @@ const (
 	// says when it resets, when the provider said.
 	CauseQuota
 	// CauseClientRetried (Stop): the error says a client-side retry layer
-	// (the SDK's) already retried and gave up; retrying on top would
-	// multiply the attempts.
+	// (the SDK's) already retried and gave up
+	// (Classification.RetriesExhausted); retrying on top would multiply the
+	// attempts. Turn the SDK's own retries off and let the Session decide.
 	CauseClientRetried
 	// CauseRecoverySpent (Stop): an overflow again, after this user
 	// message's one recovery.

@@ -322,6 +322,10 @@ func (s *Session) onError(o *Outcome, now time.Time) Decision {
 	switch {
 	case c.RetryAfter > ceiling && (retryable || movedByWait(c)):
 		d.Action, d.Cause, d.Ceiling = Stop, CauseWaitTooLong, ceiling
+	case retryable && c.RetriesExhausted:
+		// The SDK's own retries already gave up: retrying on top would
+		// multiply the attempts. (Turn the SDK's retries off instead.)
+		d.Action, d.Cause = Stop, CauseClientRetried
 	case retryable:
 		if s.retryOn(&s.retry, &d, msg, now) {
 			s.next = nextRetry

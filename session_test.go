@@ -281,6 +281,24 @@ func TestRetryTimeBudget(t *testing.T) {
 	}
 }
 
+// TestSDKExhaustedRetriesNotRetriedOnTop: a failure whose text says the
+// SDK's own retry layer gave up is a Stop under both presets.
+func TestSDKExhaustedRetriesNotRetriedOnTop(t *testing.T) {
+	f := Failure{Provider: "bedrock", Message: "operation error Bedrock Runtime: Converse, exceeded maximum number of attempts, 3, " +
+		"https response error StatusCode: 503, RequestID: 7d2c, ServiceUnavailableException: Service unavailable"}
+	for _, p := range []Policy{Conservative(), Persistent()} {
+		d := NewSession(p).Decide(Outcome{Stop: StopError, Failure: f}, t0)
+		if d.Action != Stop || d.Cause != CauseClientRetried || !d.Classification.RetriesExhausted {
+			t.Errorf("got %v/%v (%s) exhausted=%v", d.Action, d.Cause, d.Explain(), d.Classification.RetriesExhausted)
+		}
+	}
+	// With the SDK's retries off (one attempt), nothing was retried.
+	f.Message = strings.Replace(f.Message, "attempts, 3,", "attempts, 1,", 1)
+	if d := NewSession(Conservative()).Decide(Outcome{Stop: StopError, Failure: f}, t0); d.Action != Retry {
+		t.Errorf("one attempt: got %v (%s)", d.Action, d.Explain())
+	}
+}
+
 // TestOddStops decides the providers' odd endings.
 func TestOddStops(t *testing.T) {
 	tests := []struct {
