@@ -135,7 +135,7 @@ func BenchmarkClassify(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
+	for range b.N {
 		for i := range fs {
 			_ = Classify(fs[i])
 		}
@@ -152,7 +152,7 @@ func BenchmarkClassifyRegexpBaseline(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
+	for range b.N {
 		for i := range fs {
 			_ = baselineClassify(res, fs[i].Message)
 		}
@@ -171,7 +171,7 @@ func BenchmarkClassify4KiB(b *testing.B) {
 func benchClassifyBytes(b *testing.B, f Failure) {
 	b.SetBytes(int64(len(f.Message)))
 	b.ReportAllocs()
-	for b.Loop() {
+	for range b.N {
 		_ = Classify(f)
 	}
 }
