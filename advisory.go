@@ -87,18 +87,6 @@ func (e *Entry) success() bool {
 	return e.Content.usable()
 }
 
-// LogValue implements slog.LogValuer. It leaves out the error text, which
-// may carry secrets.
-func (e Entry) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("kind", e.Kind.String()),
-		slog.String("stop_reason", e.StopReason.String()),
-		slog.String("provider", e.Provider),
-		slog.String("model", e.Model),
-		slog.Time("time", e.Time),
-	)
-}
-
 // NewestFirst returns a view of entries, stored oldest first, that yields
 // them newest first without copying them. It allocates once per call; a
 // host can keep the returned sequence and reuse it while the slice is

@@ -130,7 +130,7 @@ func fixtureFailures(b *testing.B) []Failure {
 // BenchmarkClassify classifies every fixture once per iteration.
 func BenchmarkClassify(b *testing.B) {
 	fs := fixtureFailures(b)
-	if _, err := DefaultClassifier(); err != nil {
+	if _, err := defaultClassifier(); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -207,7 +207,7 @@ func TestClassifyAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts are measured without -race")
 	}
-	c, err := DefaultClassifier()
+	c, err := defaultClassifier()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestClassifyErrorAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts are measured without -race")
 	}
-	c, err := DefaultClassifier()
+	c, err := defaultClassifier()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func BenchmarkClassifyVsCeiling1MiB(b *testing.B) {
 	page := htmlPage(1 << 20)
 	f := Failure{Status: 502, Message: page}
 	d := newCeilingDFA("bad gateway")
-	if _, err := DefaultClassifier(); err != nil {
+	if _, err := defaultClassifier(); err != nil {
 		b.Fatal(err)
 	}
 	var tc, td time.Duration

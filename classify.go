@@ -66,8 +66,8 @@ func (c Class) String() string {
 // Valid reports whether c is one of the declared classes.
 func (c Class) Valid() bool { return c < numClasses }
 
-// ParseClass returns the Class whose String is s.
-func ParseClass(s string) (Class, error) {
+// parseClass returns the Class whose String is s.
+func parseClass(s string) (Class, error) {
 	for i, n := range classNames {
 		if n == s {
 			return Class(i), nil
@@ -86,16 +86,13 @@ func (c Class) MarshalText() ([]byte, error) {
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (c *Class) UnmarshalText(b []byte) error {
-	v, err := ParseClass(string(b))
+	v, err := parseClass(string(b))
 	if err != nil {
 		return err
 	}
 	*c = v
 	return nil
 }
-
-// LogValue implements slog.LogValuer.
-func (c Class) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // Reason refines a Class. Each reason belongs to exactly one class; see
 // Reason.Class. The empty Reason goes with Unknown.
@@ -469,10 +466,6 @@ var defaultClassifier = sync.OnceValues(func() (*Classifier, error) {
 	}
 	return newClassifier(d)
 })
-
-// DefaultClassifier returns the Classifier of the embedded default rules,
-// which Classify uses. The error is never non-nil in a released build.
-func DefaultClassifier() (*Classifier, error) { return defaultClassifier() }
 
 // Classify classifies f with the embedded default rules. It never panics and
 // does not allocate for messages up to a few kilobytes.

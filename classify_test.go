@@ -281,7 +281,7 @@ func TestBodyHints(t *testing.T) {
 		{"Rate limit reached. Please wait 2 minutes. Your usage resets in 30 days", 2 * time.Minute},
 		{`Please retry in 12.5s. "retryDelay": "12s"`, 12 * time.Second},
 	}
-	c, err := DefaultClassifier()
+	c, err := defaultClassifier()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestClassStrings(t *testing.T) {
 // TestStatusFromText covers the shapes a status is read in, and the bare
 // numbers it is never read from.
 func TestStatusFromText(t *testing.T) {
-	c, err := DefaultClassifier()
+	c, err := defaultClassifier()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ const (
 	// NoteCharLimit bounds the length of every note's Text: about 120
 	// tokens at four characters a token.
 	NoteCharLimit = 480
-	// QuoteCharLimit bounds the quoted text inside a Frame, the ellipsis
+	// QuoteCharLimit bounds the quoted text inside a frame, the ellipsis
 	// of a cut included.
 	QuoteCharLimit = 300
 )
@@ -112,20 +112,20 @@ const redactedMark = redact.Marker
 // runs are shortened, so the fence never exceeds maxTickRun+1 backticks.
 const maxTickRun = 3
 
-// maxFenceOverhead is the most characters Frame adds around the data: two
+// maxFenceOverhead is the most characters frame adds around the data: two
 // fences of maxTickRun+1 backticks and two spaces.
 const maxFenceOverhead = 2*(maxTickRun+1) + 2
 
-// frameReadMargin is how many bytes Frame reads past the most that the
+// frameReadMargin is how many bytes frame reads past the most that the
 // quote itself can take, so that a secret crossing the cut is still read
 // whole and redacted.
 const frameReadMargin = 4 << 10
 
-// minSuspectToken is the shortest token that Frame drops rather than cuts
+// minSuspectToken is the shortest token that frame drops rather than cuts
 // when the quote's limit falls inside it.
 const minSuspectToken = 12
 
-// Frame quotes text as inert data for a note. It redacts secrets with
+// frame quotes text as inert data for a note. It redacts secrets with
 // Redact, removes control characters, invisible format characters
 // (zero-width and bidirectional controls, variation selectors, tags, Hangul
 // fillers, U+2800) and invalid UTF-8, turns the characters that are a
@@ -138,12 +138,12 @@ const minSuspectToken = 12
 // more than three backticks are shortened to three.
 //
 // A cut never splits the redaction marker, and drops a long random-looking
-// token that it would split rather than show part of it. Frame reads only
+// token that it would split rather than show part of it. frame reads only
 // a bounded prefix of text, a few KiB past what the quote can show, so its
 // cost does not grow with the length of text.
 //
 // The result is a single line: fence, space, data, space, fence.
-func Frame(text string) string {
+func frame(text string) string {
 	return string(appendFrame(nil, text, QuoteCharLimit))
 }
 
@@ -178,7 +178,7 @@ func appendFrame(dst []byte, text string, limit int) []byte {
 
 // invisible reports whether r is a control, format or other invisible
 // character that quoted text must not carry. Tab and line breaks are
-// whitespace, which Frame collapses, and count as invisible here too.
+// whitespace, which frame collapses, and count as invisible here too.
 func invisible(r rune) bool {
 	return r < 0x20 || r == 0x7f || redact.Ignorable(r)
 }

@@ -64,8 +64,8 @@ func TestFrame(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, Frame(tt.in)); diff != "" {
-				t.Errorf("Frame(%q) (-want +got):\n%s", tt.in, diff)
+			if diff := cmp.Diff(tt.want, frame(tt.in)); diff != "" {
+				t.Errorf("frame(%q) (-want +got):\n%s", tt.in, diff)
 			}
 		})
 	}
@@ -107,9 +107,9 @@ func TestFrameRedacts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := unframe(t, Frame(tt.in))
+			_, got := unframe(t, frame(tt.in))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Frame(%q) data (-want +got):\n%s", tt.in, diff)
+				t.Errorf("frame(%q) data (-want +got):\n%s", tt.in, diff)
 			}
 		})
 	}
@@ -118,7 +118,7 @@ func TestFrameRedacts(t *testing.T) {
 func TestFrameReadsABoundedPrefix(t *testing.T) {
 	head := "429 rate limited; see log"
 	long := head + " " + strings.Repeat("trace line 12345 ", 1<<16)
-	if diff := cmp.Diff(Frame(long[:8<<10]), Frame(long)); diff != "" {
+	if diff := cmp.Diff(frame(long[:8<<10]), frame(long)); diff != "" {
 		t.Errorf("a 1 MiB text frames unlike its first 8 KiB (-8KiB +1MiB):\n%s", diff)
 	}
 	// Invisible padding makes the quote short, so the read cap, not the
@@ -128,7 +128,7 @@ func TestFrameReadsABoundedPrefix(t *testing.T) {
 	for _, at := range []int{4, 10, 20, 30} {
 		pad := strings.Repeat("\u200b", (capBytes-len(head)-1-at)/3)
 		text := head + " " + pad + strings.Repeat(" ", (capBytes-len(head)-1-at)%3) + key + " more"
-		got := Frame(text)
+		got := frame(text)
 		if strings.Contains(got, "ghp_") || strings.Contains(got, key[len(key)-8:]) || strings.Contains(got, "16C7e42F") {
 			t.Errorf("key cut by the read at %d shows: %q", at, got)
 		}
@@ -138,15 +138,15 @@ func TestFrameReadsABoundedPrefix(t *testing.T) {
 	}
 	// A text without blanks still shows its start; a random blob does not.
 	minified := `{"error":{"code":"upstream_error","detail":"` + strings.Repeat(`{"k":"v"},`, 1<<16)
-	if got := Frame(minified); !strings.Contains(got, `{"error":{"code":"upstream_error"`) || utf8.RuneCountInString(got) < QuoteCharLimit {
+	if got := frame(minified); !strings.Contains(got, `{"error":{"code":"upstream_error"`) || utf8.RuneCountInString(got) < QuoteCharLimit {
 		t.Errorf("minified text lost: %q", got)
 	}
-	if got := Frame(strings.Repeat("Zx9Cv8Bn7Mq6", 1<<16)); strings.Contains(got, "Zx9") {
+	if got := frame(strings.Repeat("Zx9Cv8Bn7Mq6", 1<<16)); strings.Contains(got, "Zx9") {
 		t.Errorf("random blob shows: %q", got)
 	}
 	// A PEM block cut by the read is redacted to the cut.
 	pem := head + " -----BEGIN PRIVATE KEY-----\n" + strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n", 1<<12)
-	if got := Frame(pem); strings.Contains(got, "MIIE") {
+	if got := frame(pem); strings.Contains(got, "MIIE") {
 		t.Errorf("cut PEM body shows: %q", got)
 	}
 }
@@ -191,31 +191,31 @@ func leaks(data string) string {
 func checkFramed(t testing.TB, in, framed string, limit int) {
 	t.Helper()
 	if !utf8.ValidString(framed) {
-		t.Fatalf("Frame(%q) is not valid UTF-8: %q", in, framed)
+		t.Fatalf("frame(%q) is not valid UTF-8: %q", in, framed)
 	}
 	for _, r := range framed {
 		if invisible(r) || (unicode.IsSpace(r) && r != ' ') {
-			t.Fatalf("Frame(%q) = %q holds control or format character %U", in, framed, r)
+			t.Fatalf("frame(%q) = %q holds control or format character %U", in, framed, r)
 		}
 		if _, ok := fenceLike(r); ok {
-			t.Fatalf("Frame(%q) = %q holds backtick lookalike %U", in, framed, r)
+			t.Fatalf("frame(%q) = %q holds backtick lookalike %U", in, framed, r)
 		}
 	}
 	fence, data := unframe(t, framed)
 	if strings.Contains(data, fence) {
-		t.Fatalf("Frame(%q) = %q: data holds the fence %q", in, framed, fence)
+		t.Fatalf("frame(%q) = %q: data holds the fence %q", in, framed, fence)
 	}
 	if n := utf8.RuneCountInString(data); n > limit {
-		t.Fatalf("Frame(%q): %d characters of data, limit %d", in, n, limit)
+		t.Fatalf("frame(%q): %d characters of data, limit %d", in, n, limit)
 	}
 	if l := leaks(data); l != "" {
-		t.Fatalf("Frame(%q) = %q leaks %s", in, framed, l)
+		t.Fatalf("frame(%q) = %q leaks %s", in, framed, l)
 	}
 	// A cut marker would end the data as "[redac…".
 	if cutData, ok := strings.CutSuffix(data, "…"); ok && !strings.Contains(in, "[r") && !strings.Contains(in, "[R") {
 		for k := 2; k < len(redactedMark); k++ {
 			if strings.HasSuffix(cutData, redactedMark[:k]) {
-				t.Fatalf("Frame(%q) = %q cuts the marker", in, framed)
+				t.Fatalf("frame(%q) = %q cuts the marker", in, framed)
 			}
 		}
 	}
@@ -235,7 +235,7 @@ func FuzzFrame(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		checkFramed(t, s, Frame(s), QuoteCharLimit)
+		checkFramed(t, s, frame(s), QuoteCharLimit)
 		checkFramed(t, s, string(appendFrame(nil, s, 40)), 40)
 	})
 }
@@ -423,7 +423,7 @@ func benchmarkFrame(b *testing.B, n int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_ = Frame(msg)
+		_ = frame(msg)
 	}
 }
 

@@ -584,7 +584,7 @@ func compileSpec(s ruleSpec) (*rule, error) {
 	if s.Disabled {
 		return r, nil // a disabled rule only hides a lower one
 	}
-	cl, err := ParseClass(s.Class)
+	cl, err := parseClass(s.Class)
 	if err != nil || cl == Unknown {
 		return nil, fmt.Errorf("class %q: want transient, overflow, quota, billing, permanent or canceled", s.Class)
 	}

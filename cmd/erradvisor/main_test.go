@@ -376,7 +376,7 @@ func TestExamplesTable(t *testing.T) {
 	for _, r := range rows {
 		f := strings.Fields(r)
 		for _, w := range f {
-			if _, err := erradvisor.ParseClass(w); err == nil {
+			if err := new(erradvisor.Class).UnmarshalText([]byte(w)); err == nil {
 				classes[w] = true
 			}
 		}
@@ -433,7 +433,7 @@ func FuzzJSONL(f *testing.F) {
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
 				t.Fatalf("output line %q: %v", l, err)
 			}
-			if _, err := erradvisor.ParseClass(r.Class); err != nil {
+			if err := new(erradvisor.Class).UnmarshalText([]byte(r.Class)); err != nil {
 				t.Fatalf("output line %q: %v", l, err)
 			}
 			if r.ResetAt != "" {

@@ -180,7 +180,7 @@ func newFlagSet(name string) *flag.FlagSet {
 // an error: the user named it.
 func loadClassifier(files []string) (*erradvisor.Classifier, error) {
 	if len(files) == 0 {
-		return erradvisor.DefaultClassifier() // built once per process
+		return new(erradvisor.Classifier), nil // the zero Classifier uses the defaults, built once per process
 	}
 	layers, err := loadLayers(files)
 	if err != nil {

@@ -152,11 +152,11 @@ func validate(set []*entry) error {
 		if e.Message == "" {
 			return fmt.Errorf("%s: empty message", e.Name)
 		}
-		if _, err := erradvisor.ParseClass(e.Want.Class); err != nil {
+		if err := new(erradvisor.Class).UnmarshalText([]byte(e.Want.Class)); err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		for _, n := range e.Not {
-			if _, err := erradvisor.ParseClass(n); err != nil {
+			if err := new(erradvisor.Class).UnmarshalText([]byte(n)); err != nil {
 				return fmt.Errorf("%s: not: %w", e.Name, err)
 			}
 		}
