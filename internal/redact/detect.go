@@ -422,7 +422,7 @@ func lineEnd(t string, k int) int {
 		for c < len(t) && !isSpace(t[c]) && (t[c] == '\'' || !isQuoteOrAngle(t[c])) {
 			c++
 		}
-		if c == j || t[c-1] == ':' || !looksRandom(t[j:c]) {
+		if c == j || t[c-1] == ':' && headerName(t[j:c-1]) || !looksRandom(t[j:c]) {
 			break
 		}
 		e = c
@@ -431,6 +431,20 @@ func lineEnd(t string, k int) int {
 		e--
 	}
 	return e
+}
+
+// headerName reports whether s reads as an HTTP header name ("X-Api-Key",
+// "Set-Cookie"): letters, digits and '-' only, and not a generated token.
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isLower(c) && !isUpper(c) && !isDigit(c) && c != '-' {
+			return false
+		}
+	}
+	return !looksRandom(s)
 }
 
 // wholeLine are the header names whose value runs to the end of the line.
