@@ -3,7 +3,7 @@ module github.com/erradvisor/erradvisor/adapters/openai
 go 1.26.0
 
 require (
-	github.com/erradvisor/erradvisor v0.0.0
+	github.com/erradvisor/erradvisor v0.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/openai/openai-go/v3 v3.98.0
 )
@@ -16,5 +16,3 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
-
-replace github.com/erradvisor/erradvisor => ../..
