@@ -214,7 +214,7 @@ func TestFailureEndToEnd(t *testing.T) {
 		{
 			name: "502 HTML page from a proxy",
 			handler: func(w http.ResponseWriter, _ *http.Request) {
-				http.Error(w, "<html><body>502 Bad Gateway</body></html>", 502)
+				http.Error(w, "<html><body>502 Bad Gateway</body></html>", http.StatusBadGateway)
 			},
 			want: got{502, "<html><body>502 Bad Gateway</body></html>", erradvisor.Transient, erradvisor.ReasonServer},
 		},
