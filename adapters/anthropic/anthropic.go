@@ -11,6 +11,9 @@
 // Cancellations, deadlines and network faults stay in Failure.Err, so the
 // classifier sees them through the Go error chain.
 //
+// StopReason maps a successful message's stop_reason to an
+// erradvisor.StopReason.
+//
 // Turn the SDK's own retries off (option.WithMaxRetries(0)) and let the
 // request loop decide; stacked retry layers hide quota errors and multiply
 // latency.

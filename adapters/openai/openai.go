@@ -15,6 +15,10 @@
 // Cancellations, deadlines and network faults stay in Failure.Err, so the
 // classifier sees them through the Go error chain.
 //
+// StopReason and ResponseStopReason map how a successful response ended
+// (a Chat Completions finish_reason, a Responses API status and
+// incomplete_details) to an erradvisor.StopReason.
+//
 // Turn the SDK's own retries off (option.WithMaxRetries(0)) and let the
 // request loop decide; stacked retry layers hide quota errors and multiply
 // latency.
