@@ -11,6 +11,9 @@
 // Cancellations, deadlines and network faults stay in Failure.Err, so the
 // classifier sees them through the Go error chain.
 //
+// StopReason maps a successful message's stop_reason to an
+// erradvisor.StopReason.
+//
 // Turn the SDK's own retries off (option.WithMaxRetries(0)) and let the
 // request loop decide; stacked retry layers hide quota errors and multiply
 // latency.
@@ -18,6 +21,7 @@ package anthropic
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -41,10 +45,12 @@ const Provider = "anthropic"
 // Any other error (context.Canceled, a deadline, a dropped connection)
 // gives a Failure with only Provider, Message (err.Error()) and Err.
 //
-// Err is always err itself, so the classifier walks the whole chain. At is
-// left zero: set it to the host clock's now to anchor HTTP-date Retry-After
-// values and reset times. Model is left empty for the host to fill. A nil
-// err gives the zero Failure.
+// Err is always err itself, so the classifier walks the whole chain. When
+// the error carries the HTTP response (an *anthropic.Error, streamed or
+// not), At is the time of its Date header (parsed with http.ParseTime),
+// which anchors HTTP-date Retry-After values and reset times; otherwise At
+// is zero and the host sets it to its clock's now. Model is left empty for
+// the host to fill. A nil err gives the zero Failure.
 func Failure(err error) erradvisor.Failure {
 	if err == nil {
 		return erradvisor.Failure{}
@@ -65,6 +71,9 @@ func Failure(err error) erradvisor.Failure {
 		}
 		if apiErr.Response != nil {
 			f.Header = apiErr.Response.Header
+			if at, err := http.ParseTime(apiErr.Response.Header.Get("Date")); err == nil {
+				f.At = at
+			}
 		}
 	}
 	if f.Message == "" {
@@ -73,14 +82,49 @@ func Failure(err error) erradvisor.Failure {
 	return f
 }
 
-// Classify classifies err with erradvisor's default rules, observed now:
-// erradvisor.Classify(f) where f is Failure(err) with At set to time.Now().
-// A nil err gives the zero Classification (Unknown).
+// Classify classifies err with erradvisor's default rules:
+// erradvisor.Classify(f) where f is Failure(err), with At set to time.Now()
+// when the response gave no Date. A nil err gives the zero Classification
+// (Unknown).
 func Classify(err error) erradvisor.Classification {
 	if err == nil {
 		return erradvisor.Classification{}
 	}
 	f := Failure(err)
-	f.At = time.Now()
+	if f.At.IsZero() {
+		f.At = time.Now()
+	}
 	return erradvisor.Classify(f)
+}
+
+// StopReason maps a message's stop_reason (anthropic.Message.StopReason, or
+// the message_delta event's Delta.StopReason in a stream) to an
+// erradvisor.StopReason:
+//
+//	"end_turn", "stop_sequence"        StopEndTurn
+//	"max_tokens"                       StopLength
+//	"tool_use"                         StopToolUse
+//	"pause_turn"                       StopPaused (send the response back
+//	                                   as it is to let the turn go on)
+//	"refusal"                          StopRefused
+//	"model_context_window_exceeded"    StopContextWindow
+//
+// Anything else, among them "" (a stream cut before its message_delta),
+// gives StopUnknown, never StopEndTurn.
+func StopReason(reason ant.StopReason) erradvisor.StopReason {
+	switch reason {
+	case ant.StopReasonEndTurn, ant.StopReasonStopSequence:
+		return erradvisor.StopEndTurn
+	case ant.StopReasonMaxTokens:
+		return erradvisor.StopLength
+	case ant.StopReasonToolUse:
+		return erradvisor.StopToolUse
+	case ant.StopReasonPauseTurn:
+		return erradvisor.StopPaused
+	case ant.StopReasonRefusal:
+		return erradvisor.StopRefused
+	case ant.StopReasonModelContextWindowExceeded:
+		return erradvisor.StopContextWindow
+	}
+	return erradvisor.StopUnknown
 }

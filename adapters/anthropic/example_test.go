@@ -68,3 +68,14 @@ func ExampleFailure() {
 	fmt.Println(f.Status, f.Code, c.Class, c.Reason)
 	// Output: 400 invalid_request_error overflow context_window
 }
+
+// Map a message's stop_reason.
+func ExampleStopReason() {
+	fmt.Println(adapter.StopReason(ant.StopReasonPauseTurn))
+	fmt.Println(adapter.StopReason(ant.StopReasonModelContextWindowExceeded))
+	fmt.Println(adapter.StopReason("something_new"))
+	// Output:
+	// paused
+	// contextWindow
+	// unknown
+}

@@ -1,6 +1,6 @@
 module github.com/erradvisor/erradvisor/adapters/anthropic
 
-go 1.26
+go 1.25
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0

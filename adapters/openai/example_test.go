@@ -97,3 +97,23 @@ func ExampleFailure() {
 	fmt.Println(f.Status, f.Code, c.Class, c.Reason, c.RetryAfter)
 	// Output: 429 rate_limit_exceeded transient rate_limit 644ms
 }
+
+// Map how a successful answer ended.
+func ExampleStopReason() {
+	fmt.Println(adapter.StopReason("content_filter"))
+	fmt.Println(adapter.StopReason("tool_calls"))
+	fmt.Println(adapter.StopReason("")) // null: no finish reason
+	// Output:
+	// refused
+	// toolUse
+	// unknown
+}
+
+// Map how a Responses API response ended.
+func ExampleResponseStopReason() {
+	var r responses.Response
+	r.Status = responses.ResponseStatusIncomplete
+	r.IncompleteDetails.Reason = "max_output_tokens"
+	fmt.Println(adapter.ResponseStopReason(r))
+	// Output: length
+}

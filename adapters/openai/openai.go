@@ -15,6 +15,10 @@
 // Cancellations, deadlines and network faults stay in Failure.Err, so the
 // classifier sees them through the Go error chain.
 //
+// StopReason and ResponseStopReason map how a successful response ended
+// (a Chat Completions finish_reason, a Responses API status and
+// incomplete_details) to an erradvisor.StopReason.
+//
 // Turn the SDK's own retries off (option.WithMaxRetries(0)) and let the
 // request loop decide; stacked retry layers hide quota errors and multiply
 // latency.
@@ -59,10 +63,12 @@ const maxBody = 64 << 10
 // Any other error (context.Canceled, a deadline, a dropped connection)
 // gives a Failure with only Provider, Message (err.Error()) and Err.
 //
-// Err is always err itself, so the classifier walks the whole chain. At is
-// left zero: set it to the host clock's now to anchor HTTP-date Retry-After
-// values and reset times. Model is left empty for the host to fill. A nil
-// err gives the zero Failure.
+// Err is always err itself, so the classifier walks the whole chain. When
+// the error carries the HTTP response (an *openai.Error), At is the time of
+// its Date header (parsed with http.ParseTime), which anchors HTTP-date
+// Retry-After values and reset times; otherwise At is zero and the host sets
+// it to its clock's now. Model is left empty for the host to fill. A nil err
+// gives the zero Failure.
 func Failure(err error) erradvisor.Failure {
 	if err == nil {
 		return erradvisor.Failure{}
@@ -77,6 +83,7 @@ func Failure(err error) erradvisor.Failure {
 		if apiErr.Response != nil {
 			f.Header = apiErr.Response.Header
 			f.Message = readBody(apiErr.Response)
+			f.At = responseDate(apiErr.Response.Header)
 		}
 		if f.Message == "" {
 			f.Message = apiErr.RawJSON()
@@ -92,16 +99,99 @@ func Failure(err error) erradvisor.Failure {
 	return f
 }
 
-// Classify classifies err with erradvisor's default rules, observed now:
-// erradvisor.Classify(f) where f is Failure(err) with At set to time.Now().
-// A nil err gives the zero Classification (Unknown).
+// Classify classifies err with erradvisor's default rules:
+// erradvisor.Classify(f) where f is Failure(err), with At set to time.Now()
+// when the response gave no Date. A nil err gives the zero Classification
+// (Unknown).
 func Classify(err error) erradvisor.Classification {
 	if err == nil {
 		return erradvisor.Classification{}
 	}
 	f := Failure(err)
-	f.At = time.Now()
+	if f.At.IsZero() {
+		f.At = time.Now()
+	}
 	return erradvisor.Classify(f)
+}
+
+// StopReason maps the finish_reason of a Chat Completions choice
+// (oai.ChatCompletionChoice.FinishReason, or the last chunk's) to an
+// erradvisor.StopReason:
+//
+//	"stop"                          StopEndTurn
+//	"length"                        StopLength
+//	"tool_calls", "function_call"   StopToolUse
+//	"content_filter"                StopRefused
+//
+// Anything else, among them "" (a chunk that is not the last, or a server
+// that sent null), gives StopUnknown, never StopEndTurn. The legacy
+// Completions API's reasons ("stop", "length", "content_filter") map the
+// same way.
+func StopReason(finishReason string) erradvisor.StopReason {
+	switch finishReason {
+	case "stop":
+		return erradvisor.StopEndTurn
+	case "length":
+		return erradvisor.StopLength
+	case "tool_calls", "function_call":
+		return erradvisor.StopToolUse
+	case "content_filter":
+		return erradvisor.StopRefused
+	}
+	return erradvisor.StopUnknown
+}
+
+// ResponseStopReason maps how a Responses API response ended (the
+// Response of client.Responses.New, or of the final "response.completed",
+// "response.incomplete", "response.failed" or "response.cancelled" stream
+// event) to an erradvisor.StopReason, from its status:
+//
+//	"completed"    StopToolUse when the output holds a call the host must
+//	               carry out (function_call, custom_tool_call,
+//	               computer_call, local_shell_call, shell_call,
+//	               apply_patch_call, mcp_approval_request), else StopEndTurn
+//	"incomplete"   by incomplete_details.reason: "max_output_tokens"
+//	               StopLength, "content_filter" StopRefused, any other
+//	               StopUnknown
+//	"failed"       StopError (EventFailure describes the failure)
+//	"cancelled"    StopAborted
+//
+// Any other status ("in_progress", "queued", "", or one added later) gives
+// StopUnknown.
+func ResponseStopReason(r responses.Response) erradvisor.StopReason {
+	switch r.Status {
+	case responses.ResponseStatusCompleted:
+		for _, item := range r.Output {
+			switch item.Type {
+			case "function_call", "custom_tool_call", "computer_call", "local_shell_call",
+				"shell_call", "apply_patch_call", "mcp_approval_request":
+				return erradvisor.StopToolUse
+			}
+		}
+		return erradvisor.StopEndTurn
+	case responses.ResponseStatusIncomplete:
+		switch r.IncompleteDetails.Reason {
+		case "max_output_tokens":
+			return erradvisor.StopLength
+		case "content_filter":
+			return erradvisor.StopRefused
+		}
+	case responses.ResponseStatusFailed:
+		return erradvisor.StopError
+	case responses.ResponseStatusCancelled:
+		return erradvisor.StopAborted
+	}
+	return erradvisor.StopUnknown
+}
+
+// responseDate returns the time of a Date header, or the zero time when
+// there is none or it does not parse.
+func responseDate(h http.Header) time.Time {
+	t, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // EventFailure reports whether ev, an event of a Responses API stream
