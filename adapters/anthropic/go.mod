@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
-	github.com/erradvisor/erradvisor v0.0.0
+	github.com/erradvisor/erradvisor v0.1.0
 	github.com/google/go-cmp v0.7.0
 )
 
@@ -28,5 +28,3 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/sync v0.16.0 // indirect
 )
-
-replace github.com/erradvisor/erradvisor => ../..
