@@ -139,8 +139,8 @@ func fail(status int, body string, header ...string) reply {
 func answer(text, stopReason string) reply {
 	msg := map[string]any{
 		"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant",
-		"model":   "claude-sonnet-4-5",
-		"content": []any{map[string]any{"type": "text", "text": text}},
+		"model":       "claude-sonnet-4-5",
+		"content":     []any{map[string]any{"type": "text", "text": text}},
 		"stop_reason": stopReason, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": 2095, "output_tokens": 503},
 	}
