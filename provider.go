@@ -15,6 +15,16 @@ var providerAliases = map[string]string{
 
 	"bedrock": "bedrock", "amazonbedrock": "bedrock", "awsbedrock": "bedrock", "aws": "bedrock",
 
+	// The gen_ai.provider.name values of OpenTelemetry's GenAI semantic
+	// conventions (and the older gen_ai.system ones), folded:
+	// https://opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai/
+	// "aws.bedrock", "x_ai", "mistral_ai", "openai", "anthropic", "groq",
+	// "deepseek" and "cohere" fold to ids above.
+	"gcpgemini": "gemini", "gcpvertexai": "gemini", "gcpgenai": "gemini",
+	"azureaiopenai": "azure", "azureaiinference": "azure", "azaiopenai": "azure", "azaiinference": "azure",
+	"ibmwatsonxai": "watsonx", "watsonx": "watsonx", "watsonxai": "watsonx", "ibmwatsonx": "watsonx",
+	"perplexity": "perplexity", "perplexityai": "perplexity",
+
 	"gemini": "gemini", "google": "gemini", "googleai": "gemini", "googlegemini": "gemini",
 	"vertex": "gemini", "vertexai": "gemini", "googlevertex": "gemini",
 	"geminicli": "gemini", "googlegeminicli": "gemini", "geminicodeassist": "gemini",
@@ -80,6 +90,11 @@ func canonicalProviderName(p string) string {
 // CanonicalProvider returns the canonical provider id the rules use for the
 // host's id p: "amazon-bedrock" and "aws-bedrock" become "bedrock",
 // "vertex" and "google" become "gemini", "moonshot" becomes "kimi", and so on.
+// The gen_ai.provider.name values of OpenTelemetry's GenAI semantic
+// conventions are understood too: "gcp.gemini", "gcp.vertex_ai" and
+// "gcp.gen_ai" become "gemini", "azure.ai.openai" and "azure.ai.inference"
+// become "azure", "aws.bedrock" becomes "bedrock", "x_ai" becomes "xai",
+// "mistral_ai" becomes "mistral", "ibm.watsonx.ai" becomes "watsonx".
 // Unknown ids come back folded to lower-case letters and digits.
 func CanonicalProvider(p string) string { return canonicalProviderName(p) }
 
