@@ -67,6 +67,7 @@ type config struct {
 	maxOutput        int
 	now              func() time.Time
 	maxContinuations int
+	observe          func(erradvisor.Decision)
 }
 
 // WithSession makes the model decide with s instead of a Session of its
@@ -122,6 +123,14 @@ func WithClock(now func() time.Time) Option {
 			c.now = now
 		}
 	}
+}
+
+// WithDecisions makes every Decision the Session takes go to f as well, for
+// streaming its lifecycle events (Decision.Events) to a UI or logging
+// Decision.Explain. f runs on the calling goroutine, before the Decision is
+// acted on (before a retry's wait, say).
+func WithDecisions(f func(erradvisor.Decision)) Option {
+	return func(c *config) { c.observe = f }
 }
 
 // WithMaxContinuations bounds the continuations and nudges of one Generate
@@ -203,7 +212,6 @@ func (m *ChatModel) IsCallbacksEnabled() bool {
 
 // Generate implements model.BaseChatModel; see the package documentation.
 func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
-	s := m.cfg.session
 	msgs := input
 	after := m.begin(input)
 	var parts []*schema.Message
@@ -213,7 +221,7 @@ func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts 
 		out, err := m.inner.Generate(ctx, req, opts...)
 		now := m.cfg.now()
 		if err != nil {
-			d := s.Decide(m.failureOutcome(ctx, err, now), now)
+			d := m.decide(m.failureOutcome(ctx, err, now), now)
 			next, stop := m.onFailure(ctx, d, err, msgs, now)
 			if stop != nil {
 				return nil, stop
@@ -226,7 +234,7 @@ func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts 
 			continue
 		}
 		m.clearFailure()
-		d := s.Decide(m.successOutcome(out, after), now)
+		d := m.decide(m.successOutcome(out, after), now)
 		switch d.Action {
 		case erradvisor.Continue, erradvisor.Nudge:
 			if continuations >= m.cfg.maxContinuations {
@@ -565,4 +573,14 @@ func join(parts []*schema.Message, last *schema.Message) *schema.Message {
 		out.ResponseMeta = &meta
 	}
 	return &out
+}
+
+// decide asks the Session for the Decision on o, and shows it to the
+// WithDecisions function.
+func (m *ChatModel) decide(o erradvisor.Outcome, now time.Time) erradvisor.Decision {
+	d := m.cfg.session.Decide(o, now)
+	if m.cfg.observe != nil {
+		m.cfg.observe(d)
+	}
+	return d
 }

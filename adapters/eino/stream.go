@@ -19,7 +19,6 @@ import (
 // it. Stream does not continue or nudge a turn; at the end of the stream
 // the Session is told how the turn ended.
 func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
-	s := m.cfg.session
 	msgs := input
 	after := m.begin(input)
 	for {
@@ -34,13 +33,13 @@ func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ..
 			if errors.Is(err, io.EOF) {
 				// An empty stream: a turn with nothing in it.
 				m.clearFailure()
-				s.Decide(m.successOutcome(nil, after), m.cfg.now())
+				m.decide(m.successOutcome(nil, after), m.cfg.now())
 				return schema.StreamReaderFromArray[*schema.Message](nil), nil
 			}
 		}
 		if err != nil {
 			now := m.cfg.now()
-			d := s.Decide(m.failureOutcome(ctx, err, now), now)
+			d := m.decide(m.failureOutcome(ctx, err, now), now)
 			next, stop := m.onFailure(ctx, d, err, msgs, now)
 			if stop != nil {
 				return nil, stop
@@ -75,13 +74,13 @@ func (m *ChatModel) forward(ctx context.Context, sr *schema.StreamReader[*schema
 				msg = first
 			}
 			m.clearFailure()
-			m.cfg.session.Decide(m.successOutcome(msg, after), m.cfg.now())
+			m.decide(m.successOutcome(msg, after), m.cfg.now())
 			return
 		}
 		if err != nil {
 			now := m.cfg.now()
 			s := m.cfg.session
-			d := s.Decide(m.failureOutcome(ctx, err, now), now)
+			d := m.decide(m.failureOutcome(ctx, err, now), now)
 			if d.Action == erradvisor.Retry {
 				// Part of the answer is out: nothing is retried here.
 				s.Cancel(now)
