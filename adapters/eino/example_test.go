@@ -12,7 +12,8 @@ import (
 )
 
 // overloadedOnce is a ChatModel that answers 529 overloaded once, then
-// "Hello." (standing in for an eino-ext model).
+// "Hello." (standing in for an eino-ext model). The body is Anthropic's, from
+// https://github.com/anthropics/anthropic-sdk-typescript/issues/616.
 type overloadedOnce struct{ calls int }
 
 func (m *overloadedOnce) Generate(_ context.Context, in []*schema.Message, _ ...model.Option) (*schema.Message, error) {
@@ -58,6 +59,8 @@ func ExampleWrap() {
 // (adk.ChatModelAgentConfig.ModelRetryConfig).
 func ExampleRetryConfig() {
 	c := adapter.RetryConfig(erradvisor.Conservative())
+	// Bodies from https://github.com/Chanzhaoyu/chatgpt-web/issues/1858 and
+	// https://github.com/anthropics/anthropic-sdk-typescript/issues/616.
 	quota := errors.New(`429 {"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`)
 	overloaded := errors.New(`529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 	ctx := context.Background()

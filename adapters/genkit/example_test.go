@@ -30,7 +30,8 @@ func ExampleMiddleware() {
 
 	policy := erradvisor.Conservative()
 	policy.BaseDelay = 1 // a nanosecond, for the example; the default is 2 s
-	mw := adapter.Middleware(policy, // one per conversation
+	// One middleware per conversation.
+	mw := adapter.Middleware(policy,
 		adapter.WithTarget("gemini", "gemini-2.5-flash"),
 		adapter.WithDecisions(func(d erradvisor.Decision) { fmt.Println(d.Action, d.Cause) }),
 	)
