@@ -63,8 +63,13 @@ func (m *ChatModel) forward(ctx context.Context, sr *schema.StreamReader[*schema
 	defer w.Close()
 	defer sr.Close()
 	chunks := []*schema.Message{first}
+	closed := func() {
+		// The caller closed the stream: the turn was abandoned.
+		m.decide(erradvisor.Outcome{Stop: erradvisor.StopAborted}, m.cfg.now())
+	}
 	if w.Send(first, nil) {
-		return // the caller closed the stream
+		closed()
+		return
 	}
 	for {
 		chunk, err := sr.Recv()
@@ -97,6 +102,7 @@ func (m *ChatModel) forward(ctx context.Context, sr *schema.StreamReader[*schema
 		}
 		chunks = append(chunks, chunk)
 		if w.Send(chunk, nil) {
+			closed()
 			return
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
@@ -178,11 +179,13 @@ func (a *advisor) call(ctx context.Context, next ai.ModelFunc, req *ai.ModelRequ
 	for {
 		r := *req
 		r.Messages = a.withNotes(msgs)
-		sent := false
+		// sent says whether a chunk reached the caller; a model may stream
+		// from a goroutine of its own.
+		var sent atomic.Bool
 		var wcb ai.ModelStreamCallback
 		if cb != nil {
 			wcb = func(ctx context.Context, chunk *ai.ModelResponseChunk) error {
-				sent = true
+				sent.Store(true)
 				return cb(ctx, chunk)
 			}
 		}
@@ -190,13 +193,13 @@ func (a *advisor) call(ctx context.Context, next ai.ModelFunc, req *ai.ModelRequ
 		now := a.cfg.now()
 		if err != nil {
 			d := a.decide(a.failureOutcome(ctx, err, now), now)
-			if sent && d.Action == erradvisor.Retry {
+			if sent.Load() && d.Action == erradvisor.Retry {
 				// Part of the answer reached the caller: nothing is
 				// repeated under it.
 				s.Cancel(now)
 				d.Action = erradvisor.Stop
 			}
-			if sent && d.Action == erradvisor.Compact {
+			if sent.Load() && d.Action == erradvisor.Compact {
 				d.Action = erradvisor.Stop
 			}
 			nextMsgs, stop := a.onFailure(ctx, d, err, msgs, now)
@@ -222,7 +225,7 @@ func (a *advisor) call(ctx context.Context, next ai.ModelFunc, req *ai.ModelRequ
 			after = erradvisor.AfterContinuation
 			continue
 		case erradvisor.Compact:
-			if d.Compaction == erradvisor.CompactionOverflow && !sent {
+			if d.Compaction == erradvisor.CompactionOverflow && !sent.Load() {
 				if nextMsgs, ok := a.recover(ctx, msgs, now); ok {
 					msgs, parts, after = nextMsgs, nil, erradvisor.AfterUser
 					continue
