@@ -470,8 +470,24 @@ func TestRetryable(t *testing.T) {
 
 func TestRetryConfig(t *testing.T) {
 	c := adapter.RetryConfig(erradvisor.Conservative())
-	got := []any{c.MaxRetries, c.BackoffFunc(context.Background(), 1), c.BackoffFunc(context.Background(), 3)}
-	want := []any{3, 2 * time.Second, 8 * time.Second}
+	ctx := context.Background()
+	other, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// An error carrying a verdict: a rate limit whose server asked for 5 s.
+	stated := &erradvisor.Error{Err: errors.New("rate limited"),
+		Classification: erradvisor.Classification{Class: erradvisor.Transient, Reason: erradvisor.ReasonRateLimit, RetryAfter: 5 * time.Second}}
+	var got []any
+	got = append(got, c.MaxRetries, c.BackoffFunc(ctx, 1), c.BackoffFunc(ctx, 3))
+	// The stated wait lengthens the next delay in the same context, once.
+	got = append(got, c.IsRetryAble(ctx, stated), c.BackoffFunc(ctx, 1), c.BackoffFunc(ctx, 1))
+	// Another context does not get it.
+	got = append(got, c.IsRetryAble(ctx, stated), c.BackoffFunc(other, 1))
+	// A shorter stated wait leaves the backoff as it is.
+	got = append(got, c.IsRetryAble(ctx, stated), c.BackoffFunc(ctx, 3))
+	want := []any{3, 2 * time.Second, 8 * time.Second,
+		true, 5 * time.Second, 2 * time.Second,
+		true, 2 * time.Second,
+		true, 8 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RetryConfig (-want +got):\n%s", diff)
 	}

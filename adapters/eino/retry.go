@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"sync"
 	"time"
 
 	"github.com/cloudwego/eino/adk"
@@ -30,12 +32,13 @@ func IsRetryAble(_ context.Context, err error) bool {
 //     Permanent, Quota, Overflow or Canceled failure, nor one whose stated
 //     wait exceeds what p honours (MaxRetryAfter, else MaxDelay), or whose
 //     context is done;
-//   - BackoffFunc is erradvisor.Backoff under p.
+//   - BackoffFunc is erradvisor.Backoff under p, lengthened to the wait the
+//     server stated (Retry-After, a "try again in" phrase, Gemini's
+//     retryDelay) for the error IsRetryAble last accepted in the same
+//     context, since the hook's backoff function does not see the error.
 //
-// The hook's backoff function does not see the error, so a server's
-// Retry-After cannot lengthen the delay there, and p's MaxRetryTime is not
-// enforced; Wrap, which does both, is the complete alternative. Do not use
-// both.
+// p's MaxRetryTime is not enforced, and the hook cannot compact; Wrap, which
+// does both, is the complete alternative. Do not use both.
 func RetryConfig(p erradvisor.Policy) *adk.ModelRetryConfig {
 	retries := p.MaxRetries
 	switch {
@@ -44,11 +47,53 @@ func RetryConfig(p erradvisor.Policy) *adk.ModelRetryConfig {
 	case retries < 0:
 		retries = math.MaxInt32
 	}
+	w := &statedWait{}
+	retryable, backoff := Retryable(p), Backoff(p)
 	return &adk.ModelRetryConfig{
-		MaxRetries:  retries,
-		IsRetryAble: Retryable(p),
-		BackoffFunc: Backoff(p),
+		MaxRetries: retries,
+		IsRetryAble: func(ctx context.Context, err error) bool {
+			ok := retryable(ctx, err)
+			if ok {
+				w.set(ctx, verdict(err).RetryAfter)
+			}
+			return ok
+		},
+		BackoffFunc: func(ctx context.Context, attempt int) time.Duration {
+			return max(backoff(ctx, attempt), w.take(ctx))
+		},
 	}
+}
+
+// statedWait carries the wait a server stated from the ADK's IsRetryAble
+// call to the BackoffFunc call that follows it in the same context. It
+// holds one value: concurrent runs that share the config only lose the
+// stated wait to each other, never get another run's.
+type statedWait struct {
+	mu   sync.Mutex
+	ctx  context.Context
+	wait time.Duration
+}
+
+func (w *statedWait) set(ctx context.Context, d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ctx, w.wait = nil, 0
+	// Contexts are compared by identity; one whose type cannot be compared
+	// is not kept.
+	if d > 0 && ctx != nil && reflect.TypeOf(ctx).Comparable() {
+		w.ctx, w.wait = ctx, d
+	}
+}
+
+func (w *statedWait) take(ctx context.Context) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx == nil || ctx == nil || !reflect.TypeOf(ctx).Comparable() || w.ctx != ctx {
+		return 0
+	}
+	d := w.wait
+	w.ctx, w.wait = nil, 0
+	return d
 }
 
 // Retryable returns an adk.ModelRetryConfig.IsRetryAble function that
