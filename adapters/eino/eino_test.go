@@ -504,3 +504,25 @@ func FuzzStopReason(f *testing.F) {
 		}
 	})
 }
+
+func TestContent(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  *schema.Message
+		want erradvisor.Content
+	}{
+		{"nil", nil, erradvisor.ContentNone},
+		{"empty", &schema.Message{Role: schema.Assistant}, erradvisor.ContentNone},
+		{"text", answer("hi", "stop"), erradvisor.ContentText},
+		{"multi-content text", &schema.Message{AssistantGenMultiContent: []schema.MessageOutputPart{{Type: schema.ChatMessagePartTypeText, Text: "hi"}}}, erradvisor.ContentText},
+		{"tool calls", &schema.Message{ToolCalls: []schema.ToolCall{{ID: "1"}}}, erradvisor.ContentToolCalls},
+		{"reasoning only", &schema.Message{ReasoningContent: "thinking"}, erradvisor.ContentThinking},
+		{"all", &schema.Message{Content: "hi", ReasoningContent: "t", ToolCalls: []schema.ToolCall{{ID: "1"}}},
+			erradvisor.ContentText | erradvisor.ContentToolCalls | erradvisor.ContentThinking},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, adapter.Content(tt.msg)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

@@ -427,3 +427,27 @@ func gemini(t *testing.T, replies []reply) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+func TestContent(t *testing.T) {
+	tool := ai.NewToolRequestPart(&ai.ToolRequest{Name: "lookup"})
+	tests := []struct {
+		name string
+		msg  *ai.Message
+		want erradvisor.Content
+	}{
+		{"nil", nil, erradvisor.ContentNone},
+		{"empty", &ai.Message{Role: ai.RoleModel}, erradvisor.ContentNone},
+		{"empty text", ai.NewModelTextMessage(""), erradvisor.ContentNone},
+		{"text", ai.NewModelTextMessage("hi"), erradvisor.ContentText},
+		{"media", ai.NewModelMessage(ai.NewMediaPart("image/png", "data:image/png;base64,AA==")), erradvisor.ContentText},
+		{"tool request", ai.NewModelMessage(tool), erradvisor.ContentToolCalls},
+		{"reasoning only", ai.NewModelMessage(ai.NewReasoningPart("thinking", nil)), erradvisor.ContentThinking},
+		{"all", ai.NewModelMessage(ai.NewReasoningPart("t", nil), ai.NewTextPart("hi"), tool),
+			erradvisor.ContentText | erradvisor.ContentToolCalls | erradvisor.ContentThinking},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, adapter.Content(tt.msg)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
