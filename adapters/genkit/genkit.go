@@ -217,7 +217,7 @@ func (a *advisor) call(ctx context.Context, next ai.ModelFunc, req *ai.ModelRequ
 		switch d.Action {
 		case erradvisor.Continue, erradvisor.Nudge:
 			if cb != nil || continuations >= a.cfg.maxContinuations || resp == nil {
-				return join(parts, resp), nil
+				return withRequest(join(parts, resp), req), nil
 			}
 			continuations++
 			parts = append(parts, resp)
@@ -232,7 +232,7 @@ func (a *advisor) call(ctx context.Context, next ai.ModelFunc, req *ai.ModelRequ
 				}
 			}
 		}
-		return join(parts, resp), nil
+		return withRequest(join(parts, resp), req), nil
 	}
 }
 
@@ -564,4 +564,18 @@ func (a *advisor) decide(o erradvisor.Outcome, now time.Time) erradvisor.Decisio
 		a.cfg.observe(d)
 	}
 	return d
+}
+
+// withRequest returns resp with its Request set to req, the request as the
+// middleware received it, when the model set one: models (the googlegenai
+// plugin's among them) record the request they were sent, notes included,
+// and ModelResponse.History is built from it. Notes belong to one request
+// only and must not reach a history the caller keeps.
+func withRequest(resp *ai.ModelResponse, req *ai.ModelRequest) *ai.ModelResponse {
+	if resp == nil || resp.Request == nil || resp.Request == req {
+		return resp
+	}
+	out := *resp
+	out.Request = req
+	return &out
 }

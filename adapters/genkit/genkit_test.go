@@ -250,8 +250,17 @@ func TestMiddlewareNotesAfterStop(t *testing.T) {
 		t.Fatal("want an error")
 	}
 	history = append(history, ai.NewUserTextMessage("try again"))
-	if _, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithMiddleware(mw), ai.WithMessages(history...)); err != nil {
+	resp, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithMiddleware(mw), ai.WithMessages(history...))
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The response's history is the conversation without the note.
+	var kept []string
+	for _, msg := range resp.History() {
+		kept = append(kept, string(msg.Role)+":"+msg.Text())
+	}
+	if diff := cmp.Diff([]string{"user:hello", "user:try again", "model:ok"}, kept); diff != "" {
+		t.Errorf("History (-want +got):\n%s", diff)
 	}
 	want := []string{"user:hello", "user:hello user:try again[advisory] The previous…"}
 	if diff := cmp.Diff(want, fm.record()); diff != "" {
