@@ -89,12 +89,13 @@ func WithTarget(provider, model string) Option {
 }
 
 // WithFailure sets the function that describes an error of the inner model
-// as an erradvisor.Failure, typically an SDK adapter's Failure (for the
-// Anthropic and OpenAI models of eino-ext, which wrap the official SDKs'
-// errors with %w, the adapters in github.com/erradvisor/erradvisor/adapters
-// read the status, body and headers). Without it the error is classified by
-// its Go error chain and its text, as erradvisor.ClassifyError does. Fields
-// the function leaves empty are filled from WithTarget and the clock.
+// as an erradvisor.Failure, typically an SDK adapter's Failure, which reads
+// the status, body and headers of the SDK's error wherever it sits in the
+// chain (eino-ext's models wrap SDK errors with %w; the adapter must be for
+// the SDK's major version the model uses). Without it the error is
+// classified by its Go error chain and its text, as erradvisor.ClassifyError
+// does. Fields the function leaves empty are filled from WithTarget and the
+// clock.
 func WithFailure(f func(error) erradvisor.Failure) Option {
 	return func(c *config) { c.failure = f }
 }
