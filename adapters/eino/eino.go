@@ -474,10 +474,21 @@ func (m *ChatModel) recordFailure(err error, c erradvisor.Classification, at int
 	defer m.st.mu.Unlock()
 	m.st.failed = erradvisor.Entry{
 		Kind: erradvisor.EntryAssistant, StopReason: erradvisor.StopError,
-		ErrorMessage: err.Error(), Classification: c,
+		ErrorMessage: m.failureText(err), Classification: c,
 		Provider: t.Provider, Model: t.Model, Time: now,
 	}
 	m.st.failedAt, m.st.hasFail = at, true
+}
+
+// failureText is the text a note quotes for err: the Failure's message (a
+// raw response body, from WithFailure), else the error's text.
+func (m *ChatModel) failureText(err error) string {
+	if m.cfg.failure != nil {
+		if f := m.cfg.failure(err); f.Message != "" {
+			return f.Message
+		}
+	}
+	return err.Error()
 }
 
 func (m *ChatModel) clearFailure() {

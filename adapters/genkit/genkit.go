@@ -460,10 +460,23 @@ func (a *advisor) recordFailure(err error, c erradvisor.Classification, at int, 
 	defer a.mu.Unlock()
 	a.failed = erradvisor.Entry{
 		Kind: erradvisor.EntryAssistant, StopReason: erradvisor.StopError,
-		ErrorMessage: err.Error(), Classification: c,
+		ErrorMessage: a.failureText(err), Classification: c,
 		Provider: t.Provider, Model: t.Model, Time: now,
 	}
 	a.failedAt, a.hasFail = at, true
+}
+
+// failureText is the text a note quotes for err: the Failure's message (the
+// error's body or message), else the error's text.
+func (a *advisor) failureText(err error) string {
+	describe := a.cfg.failure
+	if describe == nil {
+		describe = Failure
+	}
+	if f := describe(err); f.Message != "" {
+		return f.Message
+	}
+	return err.Error()
 }
 
 func (a *advisor) clearFailure() {
