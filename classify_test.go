@@ -519,3 +519,18 @@ func scanAnchors(c *Classifier, msg string) [numAnchors]int {
 	c.m.scan(msg, &h, c.anchors[:], ends[:])
 	return ends
 }
+
+// TestDefaultRegexRulesAreGated keeps the scan linear in practice: a default
+// rule's regular expression runs only when a literal it needs (an `all`
+// phrase) occurs, never on every text.
+func TestDefaultRegexRulesAreGated(t *testing.T) {
+	d, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range d.rules {
+		if r.re != nil && len(r.all) == 0 {
+			t.Errorf("%s:%d: rule %q runs its regex on every text: give it an `all` phrase the regex needs", d.name, r.line, r.id)
+		}
+	}
+}

@@ -337,7 +337,7 @@ func TestClassifyErrorChain(t *testing.T) {
 		{"unsupported scheme by text", &url.Error{Op: "Post", URL: "/v1", Err: errors.New(`unsupported protocol scheme ""`)},
 			Classification{Class: Permanent, Reason: ReasonInvalidRequest, Rule: "permanent.bad_url"}},
 		{"redirects by text", &url.Error{Op: "Get", URL: "http://x", Err: errors.New("stopped after 10 redirects")},
-			Classification{Class: Permanent, Reason: ReasonInvalidRequest, Rule: "permanent.bad_url"}},
+			Classification{Class: Permanent, Reason: ReasonInvalidRequest, Rule: "permanent.redirect_loop"}},
 		{"exhausted retries around a refused connection", fmt.Errorf("operation error S3: GetObject, exceeded maximum number of attempts, 3, %w", syscall.ECONNREFUSED),
 			Classification{Class: Transient, Reason: ReasonNetwork, Rule: "go.econnrefused", RetriesExhausted: true}},
 		{"exhausted retries by text alone", errors.New("exceeded maximum number of attempts, 3, https response error StatusCode: 500"),
