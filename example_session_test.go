@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
@@ -390,4 +392,100 @@ func ExampleIsRetryable() {
 	// true false false 12:00AM
 	// false true false 12:00AM
 	// false false true 3:00PM
+}
+
+// A host that keeps a buffer of notes for each request appends to it.
+func ExampleSession_AppendNotes() {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	s := erradvisor.NewSession(erradvisor.Conservative())
+	s.CommandFailed("lint", errors.New("exit status 2"), now)
+	buf := make([]erradvisor.Note, 0, erradvisor.DefaultMaxNotes)
+	buf = s.AppendNotes(buf[:0], now, erradvisor.Target{}, nil)
+	fmt.Println(len(buf), buf[0].Kind)
+	// Output:
+	// 1 command_failure
+}
+
+// A user who cancels the recovery compaction gets no note: user aborts are
+// silent.
+func ExampleSession_CompactionCanceled() {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	s := erradvisor.NewSession(erradvisor.Conservative())
+	start := s.CompactionStarted(erradvisor.CompactionOverflow, now)
+	end := s.CompactionCanceled(now)
+	for _, e := range []any{start, end} {
+		line, _ := json.Marshal(e)
+		fmt.Println(string(line))
+	}
+	fmt.Println(len(s.Notes(now, erradvisor.Target{}, nil)), "notes")
+	// Output:
+	// {"type":"compaction_start","reason":"overflow"}
+	// {"type":"compaction_end","reason":"overflow","aborted":true,"willRetry":false}
+	// 0 notes
+}
+
+// A UI branches on the Cause and shows Explain.
+func ExampleDecision_Explain() {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	s := erradvisor.NewSession(erradvisor.Conservative())
+	d := s.Decide(erradvisor.Outcome{Stop: erradvisor.StopError, Failure: erradvisor.Failure{
+		Provider: "openai", Status: 429, At: now,
+		Message: "Rate limit exceeded. Please retry after 3 hours."}}, now)
+	switch d.Cause {
+	case erradvisor.CauseWaitTooLong:
+		fmt.Println("waiting is not worth it:", d.Explain())
+	default:
+		fmt.Println(d.Action, d.Explain())
+	}
+	// Output:
+	// waiting is not worth it: server asked to wait 3h, above the 60s ceiling (quota, resets at 15:00 UTC)
+}
+
+// A project's own rules, layered over the defaults, classify the Session's
+// failures.
+func ExampleWithClassifier() {
+	project, err := erradvisor.ParseRules("project.yaml", []byte(`
+rules:
+  - id: acme.capacity
+    tier: provider
+    class: transient
+    reason: overloaded
+    providers: [acme]
+    match: ["capacity is being provisioned"]
+    examples: ["503: capacity is being provisioned for your model"]
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defaults, _ := erradvisor.DefaultRules()
+	c, err := erradvisor.NewClassifier(project, defaults)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := erradvisor.NewSession(erradvisor.Conservative(), erradvisor.WithClassifier(c))
+	d := s.Decide(erradvisor.Outcome{Stop: erradvisor.StopError, Failure: erradvisor.Failure{
+		Provider: "acme", Message: "capacity is being provisioned for your model"}}, time.Now())
+	fmt.Println(d.Action, d.Classification.Rule)
+	// Output:
+	// retry acme.capacity
+}
+
+// Debug records say what was decided and why a note was or was not built,
+// without quoting provider text.
+func ExampleWithLogger() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	s := erradvisor.NewSession(erradvisor.Conservative(), erradvisor.WithLogger(logger))
+	s.Decide(erradvisor.Outcome{Stop: erradvisor.StopError, Failure: erradvisor.Failure{
+		Provider: "openai", Status: 401, Message: "Incorrect API key provided: sk-abcdefghijklmnopqrstuvwxyz"}}, now)
+	// Output:
+	// level=DEBUG msg="erradvisor: decision" decision.action=stop decision.cause=not_retryable decision.classification.class=permanent decision.classification.reason=auth decision.classification.rule=auth.invalid_credentials decision.classification.evidence=text decision.why="permanent: auth, not retried"
 }

@@ -286,6 +286,8 @@ func templateCases() []struct {
 			err: "summarization failed: 401 invalid x-api-key"})},
 		{"provider_transient", pnr(failed(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 			Classification{Class: Transient, Reason: ReasonOverloaded}, 3, false)},
+		{"provider_transient_retries_unknown", pnr(failed(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+			Classification{Class: Transient, Reason: ReasonOverloaded}, -1, false)},
 		{"provider_transient_not_retried", pn(failed(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 			Classification{Class: Transient, Reason: ReasonOverloaded, Rule: "anthropic.overloaded"}, false)},
 		{"provider_permanent", pn(failed("401 invalid x-api-key"),

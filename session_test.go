@@ -418,3 +418,23 @@ func TestPolicyValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestNoteQuotesTheNewestFailure: the host left the newest failed attempt
+// out of its transcript (it was being retried); once the retries give up,
+// the note reports that newest failure, not an older one the transcript
+// still holds.
+func TestNoteQuotesTheNewestFailure(t *testing.T) {
+	s := NewSession(Conservative())
+	older := Entry{Kind: EntryAssistant, StopReason: StopError, ErrorMessage: "invalid api key", Time: now.Add(-5 * time.Minute)}
+	newest := Outcome{Stop: StopError, Failure: Failure{Provider: "anthropic", Status: 529,
+		Message: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, At: now}}
+	for range 4 {
+		s.Decide(newest, now)
+	}
+	s.UserMessage(now)
+	notes := s.Notes(now, Target{}, NewestFirst([]Entry{user(), older, user()}))
+	if len(notes) != 1 || notes[0].Class != Transient || !strings.Contains(notes[0].Text, "overloaded_error") ||
+		strings.Contains(notes[0].Text, "invalid api key") {
+		t.Errorf("notes: %+v", notes)
+	}
+}
