@@ -139,7 +139,7 @@ func (c *conversation) compact(reason erradvisor.CompactionReason) bool {
 // outcome describes a successful response to the Session.
 func (c *conversation) outcome(m *ant.Message) erradvisor.Outcome {
 	o := erradvisor.Outcome{
-		Stop: stopReason(m.StopReason), Provider: providerID,
+		Stop: adapter.StopReason(m.StopReason), Provider: providerID,
 		Model: string(c.model), CurrentModel: string(c.model),
 		Usage: erradvisor.TokenUsage{
 			Input: int(m.Usage.InputTokens), Output: int(m.Usage.OutputTokens),
@@ -162,26 +162,6 @@ func (c *conversation) outcome(m *ant.Message) erradvisor.Outcome {
 		o.Content = erradvisor.ContentNone
 	}
 	return o
-}
-
-// stopReason maps the SDK's stop reasons; an unknown one is never read as
-// a normal end.
-func stopReason(r ant.StopReason) erradvisor.StopReason {
-	switch r {
-	case ant.StopReasonEndTurn, ant.StopReasonStopSequence:
-		return erradvisor.StopEndTurn
-	case ant.StopReasonMaxTokens:
-		return erradvisor.StopLength
-	case ant.StopReasonToolUse:
-		return erradvisor.StopToolUse
-	case ant.StopReasonPauseTurn:
-		return erradvisor.StopPaused
-	case ant.StopReasonRefusal:
-		return erradvisor.StopRefused
-	case ant.StopReasonModelContextWindowExceeded:
-		return erradvisor.StopContextWindow
-	}
-	return erradvisor.StopUnknown
 }
 
 // params builds the request from the transcript, with the notes after its

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/erradvisor/erradvisor"
 	"github.com/google/go-cmp/cmp"
 )
@@ -138,26 +137,6 @@ func TestRun(t *testing.T) {
 			t.Errorf("Explain() = %q", e)
 		}
 	})
-}
-
-// TestStopReason covers every stop reason the SDK declares, and an unknown
-// one.
-func TestStopReason(t *testing.T) {
-	got := map[ant.StopReason]erradvisor.StopReason{}
-	for _, r := range []ant.StopReason{
-		ant.StopReasonEndTurn, ant.StopReasonMaxTokens, ant.StopReasonStopSequence, ant.StopReasonToolUse,
-		ant.StopReasonPauseTurn, ant.StopReasonRefusal, ant.StopReasonModelContextWindowExceeded, "", "something_new",
-	} {
-		got[r] = stopReason(r)
-	}
-	want := map[ant.StopReason]erradvisor.StopReason{
-		"end_turn": erradvisor.StopEndTurn, "max_tokens": erradvisor.StopLength, "stop_sequence": erradvisor.StopEndTurn,
-		"tool_use": erradvisor.StopToolUse, "pause_turn": erradvisor.StopPaused, "refusal": erradvisor.StopRefused,
-		"model_context_window_exceeded": erradvisor.StopContextWindow, "": erradvisor.StopUnknown, "something_new": erradvisor.StopUnknown,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("stopReason (-want +got):\n%s", diff)
-	}
 }
 
 // TestCancel checks that a cancelled context ends the run during a wait.
