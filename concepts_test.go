@@ -246,34 +246,3 @@ func TestEvidence(t *testing.T) {
 	}
 }
 
-// TestExampleChanges checks the helper that reports which default examples
-// a rule file changes.
-func TestExampleChanges(t *testing.T) {
-	set, err := ParseRules("user.yaml", []byte(`rules:
-  - id: user.overloaded_is_quota
-    tier: abort
-    class: quota
-    reason: quota
-    match: ["overloaded"]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes, err := exampleChanges(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, ch := range changes {
-		if ch.Rule == "transient.overloaded" && ch.Positive && ch.After.Class == Quota {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("no change reported for transient.overloaded: %+v", changes)
-	}
-	empty, _ := ParseRules("empty.yaml", nil)
-	if changes, err := exampleChanges(empty); err != nil || len(changes) != 0 {
-		t.Errorf("empty set: %v, %+v", err, changes)
-	}
-}

@@ -49,6 +49,8 @@ type RuleInfo struct {
 	// Exhausted is the rule's `exhausted` flag: it recognises a retry layer
 	// that gave up, and sets Classification.RetriesExhausted.
 	Exhausted bool
+	// Examples and Not are the texts the rule must and must not match.
+	Examples, Not []string
 	// File and Line say where the rule is defined.
 	File string
 	Line int
@@ -74,6 +76,7 @@ func (s *RuleSet) Rules() []RuleInfo {
 			ID: r.id, Class: r.class, Reason: r.reason, Description: r.description,
 			Providers: slices.Clone(r.providers), Status: slices.Clone(r.status),
 			Codes: slices.Clone(r.codes), Disabled: r.disabled, Tier: r.tier.String(), Exhausted: r.exhausted,
+			Examples: slices.Clone(r.examples), Not: slices.Clone(r.not),
 			File: s.name, Line: r.line,
 		}
 	}

@@ -15,6 +15,9 @@ import (
 type explanation struct {
 	// Classification is the verdict, in the classify --json form.
 	result
+	// Evidence is what the verdict rests on: "chain", "header", "code",
+	// "text", "status" or "none".
+	Evidence string `json:"evidence"`
 	// Policy is the preset the decision was made under.
 	Policy string `json:"policy"`
 	// Decision is what a fresh Session decides for the failure.
@@ -132,8 +135,9 @@ func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider
 	notes := s.Notes(at, erradvisor.Target{Provider: provider, Model: model}, erradvisor.NewestFirst(transcript))
 
 	ex := explanation{
-		result: toResult(cl),
-		Policy: policyName,
+		result:   toResult(cl),
+		Evidence: cl.Evidence.String(),
+		Policy:   policyName,
 		Decision: explainedDecision{
 			Action: d.Action.String(), Cause: d.Cause.String(), DelayMS: d.Delay.Milliseconds(),
 			Attempt: d.Attempt, Max: d.Max, Explain: redact(d.Explain()), Text: redact(d.Text),
@@ -157,6 +161,7 @@ func (ex explanation) human(provider, model string) string {
 	field("class", ex.Class)
 	field("reason", dash(ex.Reason))
 	field("rule", dash(ex.Rule))
+	field("evidence", ex.Evidence)
 	if ex.RetryAfterMS > 0 {
 		field("retry after", (time.Duration(ex.RetryAfterMS) * time.Millisecond).String())
 	} else {

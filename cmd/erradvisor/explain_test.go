@@ -31,6 +31,7 @@ func TestExplainJSON(t *testing.T) {
 			args: []string{"explain", "--json", "--provider", "anthropic", "--status", "529", overloaded},
 			want: explanation{
 				result:   result{Class: "transient", Reason: "overloaded", Rule: "transient.overloaded"},
+				Evidence: "text",
 				Policy:   "conservative",
 				Decision: explainedDecision{Action: "retry", Cause: "retryable", DelayMS: 2000, Attempt: 1, Max: 3, Explain: "overloaded: retry 1 of 3 in 2s"},
 				Events:   []json.RawMessage{retryStart(1, 3, 2000, overloaded)},
@@ -43,6 +44,7 @@ func TestExplainJSON(t *testing.T) {
 			stdin: overloaded + "\n",
 			want: explanation{
 				result:   result{Class: "transient", Reason: "overloaded", Rule: "transient.overloaded"},
+				Evidence: "text",
 				Policy:   "persistent",
 				Decision: explainedDecision{Action: "retry", Cause: "retryable", DelayMS: 2000, Attempt: 1, Max: 0, Explain: "overloaded: retry 1 in 2s"},
 				Events:   []json.RawMessage{retryStart(1, 0, 2000, overloaded)},
@@ -54,6 +56,7 @@ func TestExplainJSON(t *testing.T) {
 			args: []string{"explain", "--json", "--provider", "anthropic", "--model", "claude-opus-4-5", tooLong},
 			want: explanation{
 				result:   result{Class: "overflow", Reason: "context_window", Rule: "overflow.stated"},
+				Evidence: "text",
 				Policy:   "conservative",
 				Decision: explainedDecision{Action: "compact", Cause: "overflow", Explain: "context overflow: compact, then one fresh attempt"},
 				Events:   []json.RawMessage{},
@@ -66,6 +69,7 @@ func TestExplainJSON(t *testing.T) {
 			args: []string{"explain", "--json", "--provider", "openai-codex", "--status", "429", codex},
 			want: explanation{
 				result:   result{Class: "quota", Reason: "usage_limit", Rule: "quota.usage_limit", RetryAfterMS: 13872000, ResetAt: "2026-01-01T03:51:12Z"},
+				Evidence: "text",
 				Policy:   "conservative",
 				Decision: explainedDecision{Action: "stop", Cause: "quota", Explain: "quota: usage_limit, resets at 03:51 UTC"},
 				Events:   []json.RawMessage{},
@@ -78,6 +82,7 @@ func TestExplainJSON(t *testing.T) {
 			args: []string{"explain", "--json", "--provider", "openai", quota},
 			want: explanation{
 				result:   result{Class: "quota", Reason: "quota", Rule: "quota.exhausted"},
+				Evidence: "text",
 				Policy:   "conservative",
 				Decision: explainedDecision{Action: "stop", Cause: "quota", Explain: "quota"},
 				Events:   []json.RawMessage{},
@@ -90,6 +95,7 @@ func TestExplainJSON(t *testing.T) {
 			args: []string{"explain", "--json", "--provider", "anthropic", "Request was aborted."},
 			want: explanation{
 				result:   result{Class: "canceled", Reason: "aborted", Rule: "abort.request"},
+				Evidence: "text",
 				Policy:   "conservative",
 				Decision: explainedDecision{Action: "none", Cause: "aborted", Explain: "aborted by the user"},
 				Events:   []json.RawMessage{},
@@ -126,6 +132,7 @@ func TestExplainHuman(t *testing.T) {
 	want := `class       transient
 reason      overloaded
 rule        transient.overloaded
+evidence    text
 retry after -
 reset at    -
 

@@ -289,7 +289,9 @@ erradvisor: 5 bad line(s) of 7
 			args: []string{"rules", "check", good},
 			want: outcome{Stdout: good + ": ok: 2 rules\n" +
 				good + `:10: note: rule "transient.gateway_no_body" disables the default rule (rules.yaml:` +
-				ruleLine(t, "transient.gateway_no_body") + ")\n"},
+				ruleLine(t, "transient.gateway_no_body") + ")\n" +
+				good + `: changes example of transient.gateway_no_body: transient/server (transient.gateway_no_body) becomes permanent/invalid_request (status.400): "400 status code (no body)"` + "\n" +
+				good + ": changes the verdict on 1 of " + strconv.Itoa(defaultTextCount(t)) + " default examples and fixtures\n"},
 		},
 		{
 			name: "rules check bad",
@@ -464,4 +466,55 @@ func ruleLine(t *testing.T, id string) string {
 	}
 	t.Fatalf("no default rule %q", id)
 	return ""
+}
+
+// TestRulesCheckReportsChangedVerdicts: a rule file that reads "overloaded"
+// as a quota changes default examples and fixtures, and says so; a project
+// rule guarded by a status alone changes none, since it never beats a
+// default rule that reads the text.
+func TestRulesCheckReportsChangedVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	quota := filepath.Join(dir, "overloaded-is-quota.yaml")
+	status := filepath.Join(dir, "status-400.yaml")
+	fixtures := filepath.Join(dir, "fixtures")
+	for path, body := range map[string]string{
+		quota:  "rules:\n  - id: user.overloaded\n    tier: abort\n    class: quota\n    reason: quota\n    match: [\"overloaded\"]\n",
+		status: "rules:\n  - id: proxy.bad_request\n    class: permanent\n    reason: invalid_request\n    status: [400]\n",
+		filepath.Join(fixtures, "f.yaml"): "- name: ctx\n  status: 400\n  message: \"maximum context length is 8192 tokens\"\n" +
+			"- name: busy\n  status: 529\n  message: \"Overloaded\"\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"rules", "check", "--fixtures", fixtures, quota, status}, noRead{t}, true, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		quota + ": changes example of transient.overloaded",
+		quota + ": changes fixture busy: transient/overloaded",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, status+": changes") {
+		t.Errorf("a status-only project rule changed default verdicts:\n%s", got)
+	}
+}
+
+// defaultTextCount is the number of examples and `not` texts of the default
+// rules.
+func defaultTextCount(t *testing.T) int {
+	t.Helper()
+	d, err := erradvisor.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(defaultTexts(d))
 }

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -578,6 +580,7 @@ func rulesListCmd(args []string, stdout, stderr io.Writer) error {
 
 func rulesCheckCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("rules check")
+	fixtures := fs.String("fixtures", "", "")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -592,6 +595,20 @@ func rulesCheckCmd(args []string, stdout, stderr io.Writer) error {
 	def := map[string]erradvisor.RuleInfo{}
 	for _, r := range defaults.Rules() {
 		def[r.ID] = r
+	}
+	texts := defaultTexts(defaults)
+	dir := *fixtures
+	if dir == "" {
+		if st, err := os.Stat(filepath.Join("testdata", "fixtures")); err == nil && st.IsDir() {
+			dir = filepath.Join("testdata", "fixtures")
+		}
+	}
+	if dir != "" {
+		fx, err := fixtureTexts(dir)
+		if err != nil {
+			return fmt.Errorf("fixtures: %w", err)
+		}
+		texts = append(texts, fx...)
 	}
 	failed := false
 	for _, f := range files {
@@ -617,6 +634,15 @@ func rulesCheckCmd(args []string, stdout, stderr io.Writer) error {
 			case r.Disabled:
 				fmt.Fprintf(stdout, "%s:%d: note: rule %q is disabled but no default rule has that id\n", f, r.Line, r.ID)
 			}
+		}
+		layered, err := erradvisor.NewClassifier(s, defaults)
+		if err != nil {
+			fmt.Fprintf(stderr, "erradvisor: %v\n", err)
+			failed = true
+			continue
+		}
+		if n := reportChanges(stdout, f, layered, texts); n > 0 {
+			fmt.Fprintf(stdout, "%s: changes the verdict on %d of %d default examples and fixtures\n", f, n, len(texts))
 		}
 	}
 	if failed {
