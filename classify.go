@@ -183,9 +183,13 @@ type Failure struct {
 	Header http.Header
 	// Err is the Go error chain, when there is one.
 	Err error
-	// At is when the failure was observed. It anchors HTTP-date Retry-After
-	// values and reset times stated as durations. When zero, those values
-	// that need it are ignored.
+	// At is when the failure was observed: set it to the host clock's now
+	// (the SDK adapters take it from the response's Date header when there
+	// is one). It anchors HTTP-date Retry-After values and reset times
+	// written as durations ("reset after 8h44m7s"), clock times ("resets
+	// 4pm (Asia/Kuala_Lumpur)", "try again at 09:20:40 AM") or dates without
+	// a zone ("will reset at 2026-06-10 09:05:49"). When it is zero, only
+	// fully specified moments (RFC 3339, Unix time) give a reset time.
 	At time.Time
 }
 
