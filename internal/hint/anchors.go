@@ -1,6 +1,16 @@
-package erradvisor
+// Package hint reads the numbers an error text states: a wait ("try again
+// in 20s", "retryDelay": "2.5s"), a reset time ("resets 4pm
+// (Asia/Kuala_Lumpur)") and an HTTP status written into the text ("HTTP
+// 429", "Error code: 503"). Its functions are pure: they take the text and
+// the positions where the phrase scan found the anchor phrases, and do not
+// allocate except to load a named time zone.
+package hint
 
-import "time"
+import (
+	"time"
+
+	"github.com/erradvisor/erradvisor/internal/match"
+)
 
 // Anchor phrases mark where a number worth reading follows: a stated wait, a
 // reset time, or an HTTP status written into the text. The matcher records
@@ -35,10 +45,17 @@ const (
 	anchorStatus
 	anchorCode
 
-	numAnchors
+	// NumAnchors is the number of anchor phrases.
+	NumAnchors
 )
 
-var anchorPhrases = [numAnchors]string{
+// AnchorPhrase returns the phrase of anchor a, for 0 <= a < NumAnchors. The
+// caller compiles these phrases into its scan and records, for each, the
+// index of the last byte of its first occurrence (or -1): that array is the
+// ends argument of [Body] and [Status].
+func AnchorPhrase(a int) string { return anchorPhrases[a] }
+
+var anchorPhrases = [NumAnchors]string{
 	anchorTryAgainIn:       "try again in",
 	anchorTryAgainAfter:    "try again after",
 	anchorRetryIn:          "please retry in",
@@ -78,21 +95,21 @@ const (
 // nextAnchor returns the index of the last byte of the next occurrence of
 // anchor a in msg after index end, comparing normalised bytes, or -1.
 func nextAnchor(msg string, end, a int) int {
-	p := normalizePhrase(anchorPhrases[a])
+	p := match.Normalize(anchorPhrases[a])
 	limit := min(len(msg), end+1+anchorWindow)
 	for start := end + 1; start < limit; start++ {
-		if normByte[msg[start]] != p[0] {
+		if match.Fold(msg[start]) != p[0] {
 			continue
 		}
 		i, k := start, 0
 		for i < len(msg) && k < len(p) {
-			b := normByte[msg[i]]
+			b := match.Fold(msg[i])
 			if b != p[k] {
 				break
 			}
 			i++
 			if b == ' ' {
-				for i < len(msg) && normByte[msg[i]] == ' ' {
+				for i < len(msg) && match.Fold(msg[i]) == ' ' {
 					i++
 				}
 			}
@@ -105,12 +122,13 @@ func nextAnchor(msg string, end, a int) int {
 	return -1
 }
 
-// bodyHints reads the wait and the reset time a message states, from the
+// Body reads the wait and the reset time a message states, from the
 // anchors the scan found. The wait is the first one that parses, in anchor
 // order (structured fields such as "retryDelay" before prose); the reset
 // time is a time the text gives, absolute ("reset at 2026-06-10T09:05:49Z")
 // or, when at is set, as people write it ("resets 4pm (Asia/Kuala_Lumpur)",
 // "resets Jan 30, 11:30am", "try again at 21:05"), read by parseResetAt.
+// A wait is within (0, MaxWait].
 // "retry in" counts only after "please": a client announcing its own
 // backoff ("completion_with_retry in 1.0 seconds") states no server wait,
 // but an approximate wait written with a tilde ("retry in ~1.5s", "reset
@@ -119,7 +137,7 @@ func nextAnchor(msg string, end, a int) int {
 // The anchors are found by the one scan of the text, so a message without
 // any of them costs nothing more here. Nothing here allocates, except
 // loading a time zone that a reset time names when at is set.
-func bodyHints(msg string, ends *[numAnchors]int, at time.Time) (wait time.Duration, reset, retryAt time.Time) {
+func Body(msg string, ends *[NumAnchors]int, at time.Time) (wait time.Duration, reset, retryAt time.Time) {
 	// Structured fields first; then, among the prose phrases, the wait
 	// stated earliest in the text (a later "resets in 30 days" speaks of
 	// something else than "please wait 2 minutes").
@@ -159,14 +177,14 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	switch a {
 	case anchorResetsInSeconds:
 		if f, ok := readNumberAfter(msg, e+1); ok {
-			d, ok = seconds(f)
+			d, ok = Seconds(f)
 			return d, at, ok
 		}
 		return 0, at, false
 	case anchorWait:
 		// Only "wait 20 seconds": a number right after one space.
 		if e+2 < len(msg) && msg[e+1] == ' ' && msg[e+2] >= '0' && msg[e+2] <= '9' {
-			d, _, ok = parseDuration(msg, e+1, false)
+			d, _, ok = ParseDuration(msg, e+1, false)
 		}
 		return d, at, ok
 	case anchorTilde:
@@ -179,10 +197,10 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 		if t, ok := parseEpoch(msg, e+1); ok {
 			return 0, t, false
 		}
-		d, _, ok = parseDuration(msg, e+1, true)
+		d, _, ok = ParseDuration(msg, e+1, true)
 		return d, at, ok
 	}
-	d, _, ok = parseDuration(msg, e+1, a == anchorRetryDelay)
+	d, _, ok = ParseDuration(msg, e+1, a == anchorRetryDelay)
 	return d, at, ok
 }
 
@@ -198,12 +216,12 @@ func readNumberAfter(s string, i int) (float64, bool) {
 	return f, n > 0
 }
 
-// statusFromText finds an HTTP status written into a message in a clear
+// Status finds an HTTP status written into a message in a clear
 // shape: "429 Too Many Requests" or "Error: 503 ..." at the start, "HTTP
 // 429", "HTTP/1.1 503", "status code 429", "429 status code", "Error code:
 // 429", "API error (429)", "status: 429", "statusCode: 429", "code": 429. It returns 0 when no
 // shape is present.
-func statusFromText(msg string, ends *[numAnchors]int) int {
+func Status(msg string, ends *[NumAnchors]int) int {
 	if s := leadingStatus(msg); s != 0 {
 		return s
 	}
@@ -298,8 +316,8 @@ func statusAt(msg string, i int) int {
 func statusBefore(msg string, end, n int) int {
 	i := end
 	for ; n > 0 && i >= 0; i-- {
-		if normByte[msg[i]] == ' ' {
-			for i > 0 && normByte[msg[i-1]] == ' ' {
+		if match.Fold(msg[i]) == ' ' {
+			for i > 0 && match.Fold(msg[i-1]) == ' ' {
 				i--
 			}
 		}
