@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/erradvisor/erradvisor/internal/hint"
+	"github.com/erradvisor/erradvisor/internal/match"
 )
 
 // Class answers the one question a request loop has after a failure: what
@@ -299,7 +302,7 @@ func (c Classification) LogValue() slog.Value {
 type Classifier struct {
 	rules     []*rule // in evidence order: by tier, then by layer
 	exhausted []*rule // the rules marked `exhausted`, in order
-	m         *matcher
+	m         *match.Matcher
 	anchors   [numAnchors]int32 // phrase ids of the anchor phrases
 }
 
@@ -376,8 +379,8 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		phrases = append(phrases, p)
 		return i
 	}
-	for i, p := range anchorPhrases {
-		c.anchors[i] = id(normalizePhrase(p))
+	for i := range c.anchors {
+		c.anchors[i] = id(match.Normalize(hint.AnchorPhrase(i)))
 	}
 	// Concept words are phrases too; each phrase knows its concepts.
 	var conceptOf []uint64
@@ -390,12 +393,12 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 			conceptOf[pid] |= 1 << uint(ci)
 		}
 	}
-	for _, w := range idMarkers {
-		pid := id(normalizePhrase(w))
+	for _, w := range match.IDMarkers() {
+		pid := id(match.Normalize(w))
 		for int(pid) >= len(conceptOf) {
 			conceptOf = append(conceptOf, 0)
 		}
-		conceptOf[pid] |= idMarkerBit
+		conceptOf[pid] |= match.IDMarkerBit
 	}
 	var combos []uint64
 	combo := func(names []string) (int32, error) {
@@ -445,14 +448,14 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 			c.exhausted = append(c.exhausted, r)
 		}
 	}
-	m, err := newMatcher(phrases, conceptOf, combos)
+	m, err := match.New(phrases, conceptOf, combos)
 	if err != nil {
-		var tl *tooLargeError
+		var tl *match.TooLargeError
 		if errors.As(err, &tl) {
 			// Name the rule whose phrase did not fit.
 			for _, r := range compiled {
-				if slices.Contains(r.matchID, tl.phrase) || slices.Contains(r.allID, tl.phrase) ||
-					slices.Contains(r.alsoID, tl.phrase) || slices.Contains(r.unlessID, tl.phrase) {
+				if slices.Contains(r.matchID, tl.Phrase) || slices.Contains(r.allID, tl.Phrase) ||
+					slices.Contains(r.alsoID, tl.Phrase) || slices.Contains(r.unlessID, tl.Phrase) {
 					return nil, &RuleError{File: r.file, Line: r.line, Rule: r.id, Err: err}
 				}
 			}
@@ -536,19 +539,19 @@ func (c *Classifier) Classify(f Failure) Classification {
 	}
 	var stack [32]uint64
 	set := stack[:]
-	if need := (c.m.nphrase + 63) / 64; need > len(stack) {
+	if need := (c.m.NumPhrases() + 63) / 64; need > len(stack) {
 		set = make([]uint64, need)
 	} else {
 		set = set[:need]
 	}
-	h := hits{set: set}
+	h := match.Hits{Set: set}
 	var ends [numAnchors]int
 	for i := range ends {
 		ends[i] = -1
 	}
-	c.m.scan(msg, &h, c.anchors[:], ends[:])
+	c.m.Scan(msg, &h, c.anchors[:], ends[:])
 	if f.Code != "" {
-		c.m.scan(f.Code, &h, nil, nil)
+		c.m.Scan(f.Code, &h, nil, nil)
 	}
 	status := f.Status
 	if status == 0 {
@@ -562,25 +565,25 @@ func (c *Classifier) Classify(f Failure) Classification {
 	// text; then the rules that read only the status.
 	noTransient := xsr == "false"
 	var errText string
-	var errHits hits
+	var errHits match.Hits
 	var errStack [32]uint64
 	// scanErrText reads the Go error's text once, when a rule needs it.
 	scanErrText := func() {
-		if errHits.set != nil {
+		if errHits.Set != nil {
 			return
 		}
 		if textOK {
 			errText = safeErrorText(f.Err)
 		}
 		if len(set) > len(errStack) {
-			errHits.set = make([]uint64, len(set))
+			errHits.Set = make([]uint64, len(set))
 		} else {
-			errHits.set = errStack[:len(set)]
+			errHits.Set = errStack[:len(set)]
 		}
 		// The failure's text is the body and the error's text together:
 		// an 'unless' phrase in the body still counts.
-		copy(errHits.set, set)
-		c.m.scan(errText, &errHits, nil, nil)
+		copy(errHits.Set, set)
+		c.m.Scan(errText, &errHits, nil, nil)
 	}
 	r, ev := firstRule(c.rules, prov, status, f.Code, msg, &h, noTransient, false)
 	if r == nil && f.Err != nil && f.Message != "" {
@@ -632,7 +635,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 
 // exhaustedRule returns the first rule marked `exhausted` that applies, or
 // nil.
-func (c *Classifier) exhaustedRule(prov string, status int, code, msg string, h *hits) *rule {
+func (c *Classifier) exhaustedRule(prov string, status int, code, msg string, h *match.Hits) *rule {
 	for _, r := range c.exhausted {
 		if r.applies(prov, status, code, msg, h) != EvidenceNone {
 			return r
@@ -659,15 +662,15 @@ func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
 	}
 	var stack [32]uint64
 	set := stack[:]
-	if need := (c.m.nphrase + 63) / 64; need > len(stack) {
+	if need := (c.m.NumPhrases() + 63) / 64; need > len(stack) {
 		set = make([]uint64, need)
 	} else {
 		set = set[:need]
 	}
-	h := hits{set: set}
-	c.m.scan(msg, &h, nil, nil)
+	h := match.Hits{Set: set}
+	c.m.Scan(msg, &h, nil, nil)
 	if f.Code != "" {
-		c.m.scan(f.Code, &h, nil, nil)
+		c.m.Scan(f.Code, &h, nil, nil)
 	}
 	return c.exhaustedRule(c.provider(f.Provider), f.Status, f.Code, msg, &h) != nil
 }
@@ -676,7 +679,7 @@ func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
 // rests on, or nil: among the rules that read text, or with statusOnly among
 // those that read only the status and the provider. Rules marked
 // `exhausted` never decide here.
-func firstRule(rules []*rule, prov string, status int, code, msg string, h *hits, noTransient, statusOnly bool) (*rule, Evidence) {
+func firstRule(rules []*rule, prov string, status int, code, msg string, h *match.Hits, noTransient, statusOnly bool) (*rule, Evidence) {
 	for _, r := range rules {
 		if r.exhausted || noTransient && r.class == Transient || r.late() != statusOnly {
 			continue
@@ -719,7 +722,7 @@ func (r *rule) statusOnly() bool {
 
 // applies reports whether r's guards, triggers and constraints hold, as the
 // evidence the verdict rests on, or EvidenceNone when they do not.
-func (r *rule) applies(prov string, status int, code, msg string, h *hits) Evidence {
+func (r *rule) applies(prov string, status int, code, msg string, h *match.Hits) Evidence {
 	if len(r.providers) > 0 && !slices.Contains(r.providers, prov) {
 		return EvidenceNone
 	}
@@ -727,16 +730,16 @@ func (r *rule) applies(prov string, status int, code, msg string, h *hits) Evide
 		return EvidenceNone
 	}
 	for _, id := range r.allID {
-		if !h.has(id) {
+		if !h.Has(id) {
 			return EvidenceNone
 		}
 	}
 	for _, id := range r.unlessID {
-		if h.has(id) {
+		if h.Has(id) {
 			return EvidenceNone
 		}
 	}
-	if len(r.alsoID) > 0 && !slices.ContainsFunc(r.alsoID, h.has) {
+	if len(r.alsoID) > 0 && !slices.ContainsFunc(r.alsoID, h.Has) {
 		return EvidenceNone
 	}
 	if len(r.codes) == 0 && len(r.matchID) == 0 && r.re == nil && len(r.comboID) == 0 {
@@ -753,12 +756,12 @@ func (r *rule) applies(prov string, status int, code, msg string, h *hits) Evide
 		}
 	}
 	for _, id := range r.matchID {
-		if h.has(id) {
+		if h.Has(id) {
 			return EvidenceText
 		}
 	}
 	for _, k := range r.comboID {
-		if h.hasCombo(k) {
+		if h.HasCombo(k) {
 			return EvidenceText
 		}
 	}
@@ -784,9 +787,9 @@ func (c *Classifier) ruleMatchesExample(r *rule, text string, buf []uint64) bool
 		code, msg = text, ""
 	}
 	clear(buf)
-	h := hits{set: buf}
-	c.m.scan(msg, &h, nil, nil)
-	c.m.scan(code, &h, nil, nil)
+	h := match.Hits{Set: buf}
+	c.m.Scan(msg, &h, nil, nil)
+	c.m.Scan(code, &h, nil, nil)
 	return r.applies(prov, status, code, msg, &h) != EvidenceNone
 }
 

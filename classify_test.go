@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/erradvisor/erradvisor/internal/match"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -40,7 +41,7 @@ func TestRuleExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	buf := make([]uint64, (c.m.nphrase+63)/64)
+	buf := make([]uint64, (c.m.NumPhrases()+63)/64)
 	for _, r := range c.rules {
 		for _, ex := range r.examples {
 			n++
@@ -511,12 +512,12 @@ func TestStatusRulesPerLayer(t *testing.T) {
 // scanAnchors scans msg with c's matcher and returns where each anchor
 // phrase first ends (-1 when absent).
 func scanAnchors(c *Classifier, msg string) [numAnchors]int {
-	h := hits{set: make([]uint64, (c.m.nphrase+63)/64)}
+	h := match.Hits{Set: make([]uint64, (c.m.NumPhrases()+63)/64)}
 	var ends [numAnchors]int
 	for i := range ends {
 		ends[i] = -1
 	}
-	c.m.scan(msg, &h, c.anchors[:], ends[:])
+	c.m.Scan(msg, &h, c.anchors[:], ends[:])
 	return ends
 }
 

@@ -245,4 +245,3 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }
-

@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/erradvisor/erradvisor/internal/match"
 )
 
 // The rule format (rules, concepts, tiers, flags and the limits a rule
@@ -321,7 +323,7 @@ func ParseRules(name string, data []byte) (*RuleSet, error) {
 		}
 		return nil, &RuleError{File: name, Err: err}
 	}
-	buf := make([]uint64, (c.m.nphrase+63)/64)
+	buf := make([]uint64, (c.m.NumPhrases()+63)/64)
 	for _, cr := range c.rules {
 		for _, ex := range cr.examples {
 			if !c.ruleMatchesExample(cr, ex, buf) {
@@ -621,7 +623,7 @@ func compileSpec(s ruleSpec) (*rule, error) {
 	norm := func(field string, in []string, short bool) ([]string, error) {
 		out := make([]string, 0, len(in))
 		for _, p := range in {
-			n := normalizePhrase(p)
+			n := match.Normalize(p)
 			if n == "" {
 				return nil, fmt.Errorf("%s: empty phrase", field)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/erradvisor/erradvisor/internal/match"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -241,7 +242,7 @@ func TestParseRulesPhraseSetTooLarge(t *testing.T) {
 	b.WriteString("rules:\n")
 	const perRule, length = 100, 120
 	n := 0
-	for r := 0; n*length < maxStates+20*length; r++ {
+	for r := 0; n*length < match.MaxStates+20*length; r++ {
 		fmt.Fprintf(&b, "  - id: big.r%d\n    class: transient\n    reason: server\n    match: [", r)
 		for j := 0; j < perRule; j++ {
 			if j > 0 {

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/erradvisor/erradvisor/internal/match"
 )
 
 // tier is the rank of a rule in the evidence order. Rules of a lower tier
@@ -119,7 +121,7 @@ func parseConcepts(n *yaml.Node) ([]concept, error) {
 		}
 		c := concept{name: k.Value, line: k.Line}
 		for _, w := range words {
-			nw := normalizePhrase(w)
+			nw := match.Normalize(w)
 			if nw == "" {
 				return nil, fmt.Errorf("line %d: concept %q: empty word", v.Line, k.Value)
 			}
@@ -223,4 +225,3 @@ func mergeConcepts(layers []*RuleSet) ([]concept, error) {
 func orderByTier(rules []*rule) {
 	slices.SortStableFunc(rules, func(a, b *rule) int { return int(a.tier) - int(b.tier) })
 }
-

@@ -1,4 +1,4 @@
-package erradvisor
+package match
 
 import (
 	"slices"
@@ -13,8 +13,8 @@ func FuzzNormalizePhrase(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		n := normalizePhrase(p)
-		if again := normalizePhrase(n); again != n {
+		n := Normalize(p)
+		if again := Normalize(n); again != n {
 			t.Fatalf("not idempotent: %q -> %q -> %q", p, n, again)
 		}
 		if len(n) > len(p) {
@@ -65,19 +65,19 @@ func FuzzMatcherOracle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, blob, text string) {
 		var phrases []string
 		for _, p := range strings.Split(blob, "\x00") {
-			if n := normalizePhrase(p); n != "" && !slices.Contains(phrases, n) && len(phrases) < 32 {
+			if n := Normalize(p); n != "" && !slices.Contains(phrases, n) && len(phrases) < 32 {
 				phrases = append(phrases, n)
 			}
 		}
-		m, err := newMatcher(phrases, nil, nil)
+		m, err := New(phrases, nil, nil)
 		if err != nil {
 			return
 		}
-		h := hits{set: make([]uint64, (len(phrases)+63)/64)}
-		m.scan(text, &h, nil, nil)
+		h := Hits{Set: make([]uint64, (len(phrases)+63)/64)}
+		m.Scan(text, &h, nil, nil)
 		norm := oracleText(text)
 		for id, p := range phrases {
-			if got, want := h.has(int32(id)), strings.Contains(norm, p); got != want {
+			if got, want := h.Has(int32(id)), strings.Contains(norm, p); got != want {
 				t.Fatalf("phrase %q in %q (read as %q): automaton %v, oracle %v", p, text, norm, got, want)
 			}
 		}
@@ -121,12 +121,12 @@ func FuzzClauses(f *testing.F) {
 				concepts = append(concepts, 1<<uint(ci))
 			}
 		}
-		m, err := newMatcher(phrases, concepts, []uint64{3})
+		m, err := New(phrases, concepts, []uint64{3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := hits{set: make([]uint64, 1)}
-		m.scan(text, &h, nil, nil)
+		h := Hits{Set: make([]uint64, 1)}
+		m.Scan(text, &h, nil, nil)
 		want := false
 		for _, clause := range oracleClauses(text) {
 			if (strings.Contains(clause, "quota") || strings.Contains(clause, "配额")) &&
@@ -134,7 +134,7 @@ func FuzzClauses(f *testing.F) {
 				want = true
 			}
 		}
-		if got := h.hasCombo(0); got != want {
+		if got := h.HasCombo(0); got != want {
 			t.Fatalf("%q: automaton %v, oracle %v", text, got, want)
 		}
 	})

@@ -1,11 +1,15 @@
-package erradvisor
+// Package match finds the phrases of a rule set in a text in one pass: an
+// Aho–Corasick automaton compiled to a dense table, over text normalised
+// the same way as the phrases, with identifier skipping and per-clause
+// concept combinations.
+package match
 
 import (
 	"errors"
 	"fmt"
 )
 
-// The matcher finds every phrase of a rule set in one pass over the text, in
+// A Matcher finds every phrase of a rule set in one pass over the text, in
 // time linear in the text whatever the number of phrases (an Aho–Corasick
 // automaton compiled to a dense table). Text and phrases are compared after
 // the same normalisation: ASCII letters lower-cased, '_' and '-' read as a
@@ -23,11 +27,19 @@ import (
 //     "req_context_length_exceeded_01" is no evidence either.
 //   - Clauses are tracked. A sentence end ('.', '!' or '?' before a space or
 //     the end), ';', '|', a line break and the Chinese full stop end a
-//     clause. Concepts (see rules.go) are recorded per clause, and a
+//     clause. Concepts (see the root package's rules.go) are recorded per clause, and a
 //     combination of concepts holds when a word of each occurred within one
 //     clause.
 //   - Concept words are stems: a word matches wherever it occurs, so
 //     "exceed" also finds "exceeds", "exceeded" and "exceeding".
+
+// Fold returns an input byte in its normalised form: ASCII letters
+// lower-cased, '_', '-' and white space read as a space.
+func Fold(b byte) byte { return normByte[b] }
+
+// NumPhrases returns the number of phrases m was compiled from; a [Hits]
+// for m needs (NumPhrases()+63)/64 words.
+func (m *Matcher) NumPhrases() int { return m.nphrase }
 
 // normByte maps an input byte to its normalised form.
 var normByte = func() (t [256]byte) {
@@ -44,9 +56,9 @@ var normByte = func() (t [256]byte) {
 	return t
 }()
 
-// normalizePhrase returns p as the matcher sees it, without leading or
+// Normalize returns p as the Matcher sees it, without leading or
 // trailing space.
-func normalizePhrase(p string) string {
+func Normalize(p string) string {
 	out := make([]byte, 0, len(p))
 	prev := byte(' ')
 	for i := 0; i < len(p); i++ {
@@ -63,8 +75,8 @@ func normalizePhrase(p string) string {
 	return string(out)
 }
 
-// maxStates bounds the automaton so that states fit in a uint16.
-const maxStates = 1<<16 - 1
+// MaxStates bounds the automaton so that states fit in a uint16.
+const MaxStates = 1<<16 - 1
 
 // Byte kinds the scan loop tells apart with one table look-up.
 const (
@@ -85,8 +97,8 @@ var byteKind = func() (t [256]uint8) {
 	return t
 }()
 
-// matcher is an immutable compiled phrase automaton.
-type matcher struct {
+// Matcher is an immutable compiled phrase automaton.
+type Matcher struct {
 	class   [256]uint8 // normalised byte -> byte class (0: a byte no phrase uses)
 	raw     [256]uint8 // input byte -> class of its normalised form
 	nclass  int
@@ -103,44 +115,49 @@ type matcher struct {
 	combos []uint64
 }
 
-// tooLargeError is returned for a rule set whose phrases do not fit: phrase
+// TooLargeError is returned for a rule set whose phrases do not fit: Phrase
 // is the id of the phrase that did not.
-type tooLargeError struct{ phrase int32 }
+type TooLargeError struct{ Phrase int32 }
 
-func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("phrase set too large to compile: more than %d automaton states or 255 distinct bytes", maxStates)
+// Error describes the limit that was passed.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("phrase set too large to compile: more than %d automaton states or 255 distinct bytes", MaxStates)
 }
 
-// errTooManyCombos is returned for rules that name too many distinct concept
+// ErrTooManyCombos is returned for rules that name too many distinct concept
 // combinations.
-var errTooManyCombos = errors.New("more than 64 distinct concept combinations")
+var ErrTooManyCombos = errors.New("more than 64 distinct concept combinations")
 
-// idMarkers announce that the next token is an identifier.
-var idMarkers = []string{"request id", "requestid", `"id"`, "'id'", "trace id", "traceid", "correlation id",
-	"req id", "event id", "response id", "message id"}
+// IDMarkers returns the phrases that announce that the next token is an
+// identifier. A caller adds them to the phrases it compiles, with
+// [IDMarkerBit] in their concept masks.
+func IDMarkers() []string {
+	return []string{"request id", "requestid", `"id"`, "'id'", "trace id", "traceid", "correlation id",
+		"req id", "event id", "response id", "message id"}
+}
 
-// idMarkerBit marks, in a state's concept mask, that an id marker ends there.
-const idMarkerBit = uint64(1) << 63
+// IDMarkerBit marks, in a state's concept mask, that an id marker ends there.
+const IDMarkerBit = uint64(1) << 63
 
-// maxCombos bounds the concept combinations of one Classifier (a bit each).
-const maxCombos = 64
+// MaxCombos bounds the concept combinations of one Classifier (a bit each).
+const MaxCombos = 64
 
-// newMatcher compiles phrases (already normalised, non-empty). Phrase i
+// New compiles phrases (already normalised, non-empty). Phrase i
 // reports id i. concepts, when not nil, gives for each phrase the mask of
 // the concepts it is a word of; combos are the concept combinations to
-// track per clause (at most maxCombos).
-func newMatcher(phrases []string, concepts []uint64, combos []uint64) (*matcher, error) {
-	if len(combos) > maxCombos {
-		return nil, errTooManyCombos
+// track per clause (at most MaxCombos).
+func New(phrases []string, concepts []uint64, combos []uint64) (*Matcher, error) {
+	if len(combos) > MaxCombos {
+		return nil, ErrTooManyCombos
 	}
-	m := &matcher{nphrase: len(phrases), combos: combos}
+	m := &Matcher{nphrase: len(phrases), combos: combos}
 	// Byte classes: one per distinct byte used by a phrase, 0 for the rest.
 	for id, p := range phrases {
 		for i := 0; i < len(p); i++ {
 			if m.class[p[i]] == 0 {
 				m.nclass++
 				if m.nclass > 255 {
-					return nil, &tooLargeError{phrase: int32(id)}
+					return nil, &TooLargeError{Phrase: int32(id)}
 				}
 				m.class[p[i]] = uint8(m.nclass)
 			}
@@ -164,8 +181,8 @@ func newMatcher(phrases []string, concepts []uint64, combos []uint64) (*matcher,
 			n := int(m.delta[s*nc+c])
 			if n == 0 {
 				n = len(m.own)
-				if n >= maxStates {
-					return nil, &tooLargeError{phrase: int32(id)}
+				if n >= MaxStates {
+					return nil, &TooLargeError{Phrase: int32(id)}
 				}
 				m.delta = append(m.delta, make([]uint16, nc)...)
 				m.own = append(m.own, -1)
@@ -221,19 +238,22 @@ func newMatcher(phrases []string, concepts []uint64, combos []uint64) (*matcher,
 	return m, nil
 }
 
-// hits is the set of phrases found in a text, and the concept combinations
-// that held within one clause.
-type hits struct {
-	set    []uint64
+// Hits is the set of phrases found in a text, and the concept combinations
+// that held within one clause. Set is a bit set over phrase ids that the
+// caller provides, with room for [Matcher.NumPhrases] bits; a Hits may
+// be reused for several texts so that their phrases add up.
+type Hits struct {
+	Set    []uint64
 	combos uint64
 }
 
-func (h *hits) has(id int32) bool { return h.set[id>>6]&(1<<(uint(id)&63)) != 0 }
+// Has reports whether phrase id was found.
+func (h *Hits) Has(id int32) bool { return h.Set[id>>6]&(1<<(uint(id)&63)) != 0 }
 
-// hasCombo reports whether concept combination k held within a clause.
-func (h *hits) hasCombo(k int32) bool { return h.combos&(1<<(uint(k)&63)) != 0 }
+// HasCombo reports whether concept combination k held within a clause.
+func (h *Hits) HasCombo(k int32) bool { return h.combos&(1<<(uint(k)&63)) != 0 }
 
-// scan adds to h every phrase found in text, and every concept combination
+// Scan adds to h every phrase found in text, and every concept combination
 // found within one clause. For the phrase ids in anchors (a small list),
 // firstEnd records the index in text of the last byte of the first
 // occurrence, or leaves -1.
@@ -243,7 +263,7 @@ func (h *hits) hasCombo(k int32) bool { return h.combos&(1<<(uint(k)&63)) != 0 }
 // phrase on the chain is already in h, so is every phrase after it (they
 // were all found together, at its first occurrence). The concepts of a
 // state are precomputed over its whole chain.
-func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
+func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 	state := 0
 	prevSpace := true
 	nc := m.nclass
@@ -303,7 +323,7 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 		}
 		for t != 0 {
 			id := m.own[t]
-			w := &h.set[id>>6]
+			w := &h.Set[id>>6]
 			bit := uint64(1) << (uint(id) & 63)
 			if *w&bit != 0 {
 				break
@@ -317,9 +337,9 @@ func (m *matcher) scan(text string, h *hits, anchors []int32, firstEnd []int) {
 			t = int(m.dict[t])
 		}
 		if cm := m.concept[state]; cm != 0 && cm&^clause != 0 {
-			if cm&idMarkerBit != 0 {
+			if cm&IDMarkerBit != 0 {
 				pendingID = true
-				cm &^= idMarkerBit
+				cm &^= IDMarkerBit
 			}
 			clause |= cm
 			for k, cb := range m.combos {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hint
+
+const raceEnabled = false
