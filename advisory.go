@@ -121,6 +121,10 @@ type scanState struct {
 	mode            uint8
 	reversed        bool
 	rising, falling int
+	// held is set in scanNewest mode when the first timed entry stops the
+	// scan: the next entry is read too, to tell the order, before the
+	// stop stands.
+	held bool
 }
 
 const (
@@ -256,14 +260,16 @@ func (s *Session) failureNote(now time.Time, next Target, transcript iter.Seq[En
 
 // verdictFor returns the verdict on the failed entry e, the retries made for
 // it (-1 when not known), and the text and time to report: the entry's own
-// Classification; else the Session's verdict, when it is about e (same text
-// or time) or newer; else, for a failure the Session never decided on, a
-// reading of e's text.
+// Classification; else the Session's verdict on the newest failure since
+// the last success; else, for a failure the Session never decided on (a
+// session resumed from disk), a reading of e's text.
 func (s *Session) verdictFor(e *Entry) (c Classification, retried int, msg string, at time.Time) {
 	msg, at, retried = e.ErrorMessage, e.Time, -1
+	// The Session forgets its verdict when a turn succeeds, so a verdict it
+	// holds is on the newest failure since then: the one the scan found,
+	// whatever text and time the host stored it with.
 	v := &s.last
-	mine := v.ok && (e.ErrorMessage == "" || v.message == e.ErrorMessage ||
-		!e.Time.IsZero() && !v.at.Before(e.Time))
+	mine := v.ok
 	switch {
 	case e.Classification != (Classification{}):
 		c = e.Classification
@@ -288,6 +294,12 @@ func (s *Session) verdictFor(e *Entry) (c Classification, retried int, msg strin
 // reads everything and keeps the last failure after the last of those.
 func (s *Session) step(e Entry) bool {
 	sc := &s.scan
+	if sc.held {
+		// The entry after a held stop only tells the order.
+		sc.reversed = !e.Time.IsZero() && !sc.prev.IsZero() && e.Time.After(sc.prev)
+		return false
+	}
+	first := sc.prev.IsZero()
 	if !e.Time.IsZero() && sc.mode != scanTrusted {
 		if !sc.prev.IsZero() {
 			switch {
@@ -322,6 +334,12 @@ func (s *Session) step(e Entry) bool {
 	}
 	if failed {
 		sc.failed, sc.hasFail = e, true
+	}
+	if stop && first && sc.mode == scanNewest && !e.Time.IsZero() {
+		// A transcript handed oldest first may begin with a summary or a
+		// success: read one more entry before trusting the order.
+		sc.held = true
+		return true
 	}
 	return !stop
 }

@@ -419,14 +419,16 @@ func TestNotesScanCostIsBoundedBySuccess(t *testing.T) {
 	for _, size := range []int{100, 100_000} {
 		var read int
 		a := newTestSession(Policy{})
+		// The newest entry stops the scan; one more is read to tell a
+		// transcript handed oldest first.
 		notes := a.Notes(now, Target{"", ""}, counted(longTranscript(size, user(), ok()), &read))
-		if notes != nil || read != 1 {
-			t.Errorf("size %d: read %d entries, notes %+v; want 1 entry and no note", size, read, notes)
+		if notes != nil || read != 2 {
+			t.Errorf("size %d: read %d entries, notes %+v; want 2 entries and no note", size, read, notes)
 		}
 		read = 0
 		a.Notes(now, Target{"", ""}, counted(longTranscript(size, ok(), user(), Entry{Kind: EntryToolResult}, failedTurn("overloaded", time.Minute)), &read))
-		if read != 1 {
-			t.Errorf("size %d failing: read %d entries, want 1", size, read)
+		if read != 2 {
+			t.Errorf("size %d failing: read %d entries, want 2", size, read)
 		}
 	}
 }

@@ -73,6 +73,7 @@ type compactionTracker struct {
 
 	pending       bool // a compaction started and has not ended
 	pendingReason CompactionReason
+	noEndTold     bool // the pending recovery was reported as not completed
 
 	report compactionReport // unconsumed one-shot outcome
 }
@@ -99,7 +100,7 @@ func (t *compactionTracker) started(reason CompactionReason) {
 		// The recovery never reported its end; say so rather than lose it.
 		t.report = compactionReport{outcome: compactionNotCompleted, err: noEnd}
 	}
-	t.pending, t.pendingReason = true, reason
+	t.pending, t.pendingReason, t.noEndTold = true, reason, false
 	if reason == CompactionOverflow {
 		t.recoveryClaimed = true
 		t.report = compactionReport{}
@@ -148,13 +149,17 @@ func (t *compactionTracker) canceled() CompactionReason {
 
 // takeReport returns the outcome of the last overflow recovery and, when
 // take is set, forgets it. An overflow compaction that started and has not
-// ended by the time the next request is built is reported as not completed.
+// ended by the time a request is built is reported as not completed, and
+// stays pending: an end reported later still completes the recovery.
 func (t *compactionTracker) takeReport(take bool) (compactionReport, bool) {
 	r := t.report
-	if t.pending && t.pendingReason == CompactionOverflow {
+	if t.pending && t.pendingReason == CompactionOverflow && !t.noEndTold {
+		// Reported once, but still pending: an end that comes later (the
+		// request was the compaction's own summarization, say) still
+		// completes the recovery.
 		r = compactionReport{outcome: compactionNotCompleted, err: noEnd}
 		if take {
-			t.pending = false
+			t.noEndTold = true
 		}
 	}
 	if take {

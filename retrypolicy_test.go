@@ -218,7 +218,7 @@ func TestConservative(t *testing.T) {
 			{Retry, 2 * time.Second, 1, 3, "", "overloaded: retry 1 of 3 in 2s", evs(start(1, 3, 2*time.Second, om))},
 			{Retry, 4 * time.Second, 2, 3, "", "overloaded: retry 2 of 3 in 4s", evs(start(2, 3, 4*time.Second, om))},
 			{None, 0, 0, 0, "", "retry cancelled", evs(endFail(2, "Retry cancelled"))},
-			{None, 0, 0, 0, "", "retry cancelled", nil},
+			{None, 0, 0, 0, "", "none", nil}, // no streak to cancel
 			{Retry, 2 * time.Second, 1, 3, "", "overloaded: retry 1 of 3 in 2s", evs(start(1, 3, 2*time.Second, om))},
 		},
 	}, {

@@ -163,8 +163,19 @@ func (s *Session) UserMessage(now time.Time) Decision {
 	s.ensure()
 	s.continuations, s.nudged = 0, false
 	s.tracker.userMessage()
+	return s.endStreaks(now)
+}
+
+// endStreaks ends the pending retry streaks, of turns and of summarization
+// requests alike; the returned None decision carries the turns' streak's
+// auto_retry_end when there was one.
+func (s *Session) endStreaks(now time.Time) Decision {
 	s.next = nextTurn
-	d := Decision{Action: None, Cause: CauseRetryCanceled, at: now}
+	s.summary = streak{}
+	d := Decision{Action: None, at: now}
+	if s.retry.attempt > 0 {
+		d.Cause = CauseRetryCanceled
+	}
 	s.closeStreak(&d, false, cancelled)
 	return d
 }
@@ -177,10 +188,7 @@ func (s *Session) Cancel(now time.Time) Decision {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ensure()
-	s.next = nextTurn
-	d := Decision{Action: None, Cause: CauseRetryCanceled, at: now}
-	s.closeStreak(&d, false, cancelled)
-	return d
+	return s.endStreaks(now)
 }
 
 const cancelled = "Retry cancelled"
@@ -190,9 +198,6 @@ const cancelled = "Retry cancelled"
 // "Retry failed".
 func (s *Session) closeStreak(d *Decision, success bool, finalError string) {
 	if s.retry.attempt > 0 {
-		if s.last.ok && !success {
-			s.last.retried = s.retry.attempt
-		}
 		d.ev.kinds |= evRetryEnd
 		d.ev.endSuccess, d.ev.endAttempt = success, s.retry.attempt
 		if !success {
@@ -475,6 +480,8 @@ func (s *Session) decideSummary(o *Outcome, now time.Time) Decision {
 			d.Cause = CauseAborted
 		case c.RetryAfter > s.p.retryAfterCeiling() && (s.p.retries(c.Class) || movedByWait(c)):
 			d.Action, d.Cause, d.Ceiling = Stop, CauseWaitTooLong, s.p.retryAfterCeiling()
+		case s.p.retries(c.Class) && c.RetriesExhausted:
+			d.Action, d.Cause = Stop, CauseClientRetried
 		case s.p.retries(c.Class):
 			if s.retryOn(&s.summary, &d, msg, now) {
 				d.ev.kinds |= evSummaryScheduled | evSummaryAttempt

@@ -353,6 +353,21 @@ func TestOldestFirstTranscriptIsDetected(t *testing.T) {
 	if len(want) != 1 || !cmp.Equal(want, got) {
 		t.Errorf("oldest first: %+v, newest first: %+v", got, want)
 	}
+	// Handed oldest first and beginning with a summary (as after a
+	// compaction), it is detected all the same.
+	summarized := append([]Entry{{Kind: EntryCompactionSummary, Time: now.Add(-6 * time.Minute)}}, entries[2:]...)
+	want = newTestSession(Policy{}).Notes(now, Target{}, NewestFirst(summarized))
+	got = newTestSession(Policy{}).Notes(now, Target{}, func(yield func(Entry) bool) {
+		for _, e := range summarized {
+			if !yield(e) {
+				return
+			}
+		}
+	})
+	if len(want) != 1 || !cmp.Equal(want, got) {
+		t.Errorf("oldest first after a summary: %+v, newest first: %+v", got, want)
+	}
+	want = newTestSession(Policy{}).Notes(now, Target{}, NewestFirst(entries))
 	// One entry out of order in a newest-first transcript is clock skew:
 	// the newest failure is still the one reported.
 	skewed := append([]Entry(nil), entries...)
@@ -436,5 +451,71 @@ func TestNoteQuotesTheNewestFailure(t *testing.T) {
 	if len(notes) != 1 || notes[0].Class != Transient || !strings.Contains(notes[0].Text, "overloaded_error") ||
 		strings.Contains(notes[0].Text, "invalid api key") {
 		t.Errorf("notes: %+v", notes)
+	}
+}
+
+// TestCancelledRetryIsNotCountedAsMade: a retry announced and then cancelled
+// never ran, so the next note does not say retries failed.
+func TestCancelledRetryIsNotCountedAsMade(t *testing.T) {
+	s := NewSession(Conservative())
+	s.Decide(Outcome{Stop: StopError, Failure: Failure{Provider: "anthropic", Status: 529, Message: "Overloaded"}}, now)
+	s.Cancel(now)
+	s.UserMessage(now)
+	notes := s.Notes(now, Target{}, NewestFirst([]Entry{user(), failedTurn("Overloaded", 0), user()}))
+	if len(notes) != 1 || strings.Contains(notes[0].Text, "did not succeed") || !strings.Contains(notes[0].Text, "not retried") {
+		t.Errorf("notes: %+v", notes)
+	}
+}
+
+// TestNoteUsesVerdictWhateverTheEntryTime: the host stamped the failed
+// entry a moment after the decision, with its own text; the note still
+// reports the decision's verdict instead of reading that text.
+func TestNoteUsesVerdictWhateverTheEntryTime(t *testing.T) {
+	s := NewSession(Conservative())
+	d := s.Decide(Outcome{Stop: StopError, Failure: Failure{Provider: "openai", Status: 401}}, now)
+	s.UserMessage(now)
+	later := Entry{Kind: EntryAssistant, StopReason: StopError, ErrorMessage: "Request failed", Time: now.Add(time.Millisecond)}
+	notes := s.Notes(now.Add(time.Second), Target{}, NewestFirst([]Entry{user(), later, user()}))
+	if len(notes) != 1 || notes[0].Class != d.Classification.Class || d.Classification.Class != Permanent {
+		t.Errorf("decision %v, notes %+v", d.Classification, notes)
+	}
+}
+
+// TestNotesDuringRecoveryKeepTheRecovery: notes built while the recovery
+// compaction runs (for its own summarization request) say once that it has
+// not completed, and its end still completes the recovery.
+func TestNotesDuringRecoveryKeepTheRecovery(t *testing.T) {
+	s := NewSession(Conservative())
+	d := s.Decide(Outcome{Stop: StopError, Failure: Failure{Provider: "anthropic", Status: 400,
+		Message: "prompt is too long: 213462 tokens > 200000 maximum"}}, now)
+	if d.Action != Compact {
+		t.Fatalf("decision %v", d.Action)
+	}
+	s.CompactionStarted(d.Compaction, now)
+	first := s.Notes(now, Target{}, nil)
+	second := s.Notes(now, Target{}, nil)
+	end := s.CompactionEnded(&CompactionResult{TokensBefore: 213462, EstimatedTokensAfter: 40000}, nil, now)
+	after := s.Notes(now, Target{}, nil)
+	if len(first) != 1 || len(second) != 0 || !end.WillRetry || len(after) != 1 || !strings.Contains(after[0].Text, "was compacted") {
+		t.Errorf("during: %+v then %+v; end %+v; after: %+v", first, second, end, after)
+	}
+}
+
+// TestSummaryRetriesEndWithTheUserMessage: a user message ends a streak of
+// summarization retries too, and a summarization failure whose SDK already
+// retried is not retried on top.
+func TestSummaryRetriesEndWithTheUserMessage(t *testing.T) {
+	s := NewSession(Conservative())
+	cut := Outcome{Stop: StopError, Summarizing: SummarizingCompaction, Failure: Failure{Message: "terminated"}}
+	s.Decide(cut, now)
+	s.Decide(cut, now)
+	s.UserMessage(now)
+	if d := s.Decide(cut, now); d.Action != Retry || d.Attempt != 1 {
+		t.Errorf("after the user message: %v attempt %d", d.Action, d.Attempt)
+	}
+	exhausted := cut
+	exhausted.Failure.Message = "Max retries exceeded: 503 Service Unavailable"
+	if d := NewSession(Conservative()).Decide(exhausted, now); d.Action != Stop || d.Cause != CauseClientRetried {
+		t.Errorf("exhausted summarization: %v %v", d.Action, d.Cause)
 	}
 }
