@@ -145,6 +145,11 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	// The generation is read before the request goes out, so that a Reset
+	// made while it is under way drops its record.
+	r.mu.Lock()
+	gen := r.gen
+	r.mu.Unlock()
 	resp, err := base.RoundTrip(req)
 	if err != nil || resp == nil || resp.StatusCode < 400 {
 		return resp, err
@@ -155,9 +160,6 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			rec.At = t
 		}
 	}
-	r.mu.Lock()
-	gen := r.gen
-	r.mu.Unlock()
 	limit := r.MaxBody
 	if limit == 0 {
 		limit = DefaultMaxBody

@@ -69,7 +69,9 @@ func Failure(err error) erradvisor.Failure {
 		if f.Message == "" {
 			f.Message = apiErr.Message
 		}
-		if apiErr.Response != nil {
+		// An error event inside a 200 stream carries the stream's response:
+		// its headers and Date describe the stream's start, not the failure.
+		if apiErr.Response != nil && apiErr.StatusCode >= 400 {
 			f.Header = apiErr.Response.Header
 			if at, err := http.ParseTime(apiErr.Response.Header.Get("Date")); err == nil {
 				f.At = at

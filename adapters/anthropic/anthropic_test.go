@@ -328,6 +328,11 @@ func TestClassifyEndToEnd(t *testing.T) {
 			if tt.wantHeader != "" && f.Header.Get(tt.wantHeader) == "" {
 				t.Errorf("Failure.Header lacks %s: %v", tt.wantHeader, f.Header)
 			}
+			if tt.wantStatus == 0 && (f.Header != nil || !f.At.IsZero()) {
+				// An error event inside a 200 stream: the stream's headers
+				// and Date describe its start, not the failure.
+				t.Errorf("a failure without a status carries Header %v and At %v", f.Header, f.At)
+			}
 			if diff := cmp.Diff(tt.want, erradvisor.Classify(f), ignoreEvidence); diff != "" {
 				t.Errorf("classification mismatch (-want +got):\n%s\nfailure: %+v", diff, f)
 			}
