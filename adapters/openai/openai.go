@@ -141,6 +141,17 @@ func StopReason(finishReason string) erradvisor.StopReason {
 	return erradvisor.StopUnknown
 }
 
+// ChoiceStopReason maps a Chat Completions choice to an
+// erradvisor.StopReason: StopRefused when the model refused (the message
+// carries a refusal, which comes with finish_reason "stop"), else
+// StopReason of its finish reason.
+func ChoiceStopReason(c oai.ChatCompletionChoice) erradvisor.StopReason {
+	if c.Message.Refusal != "" {
+		return erradvisor.StopRefused
+	}
+	return StopReason(c.FinishReason)
+}
+
 // ResponseStopReason maps how a Responses API response ended (the
 // Response of client.Responses.New, or of the final "response.completed",
 // "response.incomplete", "response.failed" or "response.cancelled" stream
@@ -149,7 +160,9 @@ func StopReason(finishReason string) erradvisor.StopReason {
 //	"completed"    StopToolUse when the output holds a call the host must
 //	               carry out (function_call, custom_tool_call,
 //	               computer_call, local_shell_call, shell_call,
-//	               apply_patch_call, mcp_approval_request), else StopEndTurn
+//	               apply_patch_call, mcp_approval_request); StopRefused
+//	               when its messages hold a refusal and no text; else
+//	               StopEndTurn
 //	"incomplete"   by incomplete_details.reason: "max_output_tokens"
 //	               StopLength, "content_filter" StopRefused, any other
 //	               StopUnknown
@@ -161,12 +174,25 @@ func StopReason(finishReason string) erradvisor.StopReason {
 func ResponseStopReason(r responses.Response) erradvisor.StopReason {
 	switch r.Status {
 	case responses.ResponseStatusCompleted:
+		refused, text := false, false
 		for _, item := range r.Output {
 			switch item.Type {
 			case "function_call", "custom_tool_call", "computer_call", "local_shell_call",
 				"shell_call", "apply_patch_call", "mcp_approval_request":
 				return erradvisor.StopToolUse
+			case "message":
+				for _, part := range item.Content {
+					switch part.Type {
+					case "refusal":
+						refused = true
+					case "output_text":
+						text = text || part.Text != ""
+					}
+				}
 			}
+		}
+		if refused && !text {
+			return erradvisor.StopRefused
 		}
 		return erradvisor.StopEndTurn
 	case responses.ResponseStatusIncomplete:

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
 	adapter "github.com/erradvisor/erradvisor/adapters/openai"
 	"github.com/google/go-cmp/cmp"
+	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 )
 
@@ -40,6 +42,23 @@ func TestStopReason(t *testing.T) {
 	}
 }
 
+// message is a Responses API output holding one message with parts.
+func message(parts ...responses.ResponseOutputMessageContentUnion) []responses.ResponseOutputItemUnion {
+	return []responses.ResponseOutputItemUnion{{Type: "message", Content: parts}}
+}
+
+// TestChoiceStopReason: a Chat Completions refusal comes with
+// finish_reason "stop" and is a refusal all the same.
+func TestChoiceStopReason(t *testing.T) {
+	var refused, answered oai.ChatCompletionChoice
+	refused.FinishReason, refused.Message.Refusal = "stop", "I'm sorry, I can't help with that."
+	answered.FinishReason, answered.Message.Content = "stop", "Here it is."
+	got := []erradvisor.StopReason{adapter.ChoiceStopReason(refused), adapter.ChoiceStopReason(answered)}
+	if want := []erradvisor.StopReason{erradvisor.StopRefused, erradvisor.StopEndTurn}; !slices.Equal(got, want) {
+		t.Errorf("ChoiceStopReason = %v, want %v", got, want)
+	}
+}
+
 // TestResponseStopReason covers every ResponseStatus and every
 // incomplete_details.reason openai-go declares ("max_output_tokens",
 // "max_messages", "content_filter", "steered").
@@ -62,6 +81,11 @@ func TestResponseStopReason(t *testing.T) {
 		{"completed with a shell call", responses.Response{Status: responses.ResponseStatusCompleted, Output: item("shell_call")}, erradvisor.StopToolUse},
 		{"completed with an apply_patch call", responses.Response{Status: responses.ResponseStatusCompleted, Output: item("apply_patch_call")}, erradvisor.StopToolUse},
 		{"completed with an MCP approval request", responses.Response{Status: responses.ResponseStatusCompleted, Output: item("mcp_approval_request")}, erradvisor.StopToolUse},
+		{"completed with a refusal only", responses.Response{Status: responses.ResponseStatusCompleted, Output: message(
+			responses.ResponseOutputMessageContentUnion{Type: "refusal", Refusal: "I can't help with that."})}, erradvisor.StopRefused},
+		{"completed with text and a refusal", responses.Response{Status: responses.ResponseStatusCompleted, Output: message(
+			responses.ResponseOutputMessageContentUnion{Type: "output_text", Text: "Part of it:"},
+			responses.ResponseOutputMessageContentUnion{Type: "refusal", Refusal: "the rest I can't."})}, erradvisor.StopEndTurn},
 		{"incomplete: max_output_tokens", incomplete("max_output_tokens"), erradvisor.StopLength},
 		{"incomplete: content_filter", incomplete("content_filter"), erradvisor.StopRefused},
 		{"incomplete: max_messages", incomplete("max_messages"), erradvisor.StopUnknown},
