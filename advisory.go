@@ -143,7 +143,8 @@ func (s *Session) Notes(now time.Time, next Target, transcript iter.Seq[Entry]) 
 // request is built; next is where it goes; transcript is the request's
 // conversation, newest entry first (see NewestFirst); nil reads as an empty
 // one. The scan stops at the latest successful or aborted assistant entry or
-// summary, so its cost does not grow with the transcript's length, and
+// summary (reading one entry more when that is the first, to tell the
+// order), so its cost does not grow with the transcript's length, and
 // nothing is allocated when there is no note. A transcript handed oldest
 // first is detected from its entries' times and read whole instead.
 //

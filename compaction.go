@@ -114,7 +114,7 @@ func (t *compactionTracker) ended(res *CompactionResult, err error) (reason Comp
 	t.pending = false
 	switch {
 	case err != nil:
-		failure = errorText(err)
+		failure = safeErrorText(err)
 		if failure == "" {
 			failure = "compaction failed"
 		}

@@ -32,7 +32,7 @@ func (e *Error) Error() string {
 		return "<nil>"
 	}
 	v := classAndReason(e.Classification)
-	if msg := errorText(e.Err); msg != "" {
+	if msg := safeErrorText(e.Err); msg != "" {
 		return msg + " (" + v + ")"
 	}
 	return v

@@ -24,17 +24,3 @@ func compactionEndEvent(reason CompactionReason, res *CompactionResult, failure 
 	}
 	return ev
 }
-
-// errorText returns err's text, or "" for a nil error, a nil pointer in an
-// error interface, or an Error method that panics.
-func errorText(err error) (s string) {
-	if err == nil {
-		return ""
-	}
-	defer func() {
-		if recover() != nil {
-			s = ""
-		}
-	}()
-	return err.Error()
-}

@@ -738,7 +738,7 @@ func TestRandomSequences(t *testing.T) {
 	}
 }
 
-func FuzzRetrier(f *testing.F) {
+func FuzzSessionDecide(f *testing.F) {
 	f.Add([]byte{3, 8, 3, 8, 3, 8, 3, 8, 0, 1})
 	f.Add([]byte{18, 0, 18, 0, 1, 200, 2, 0})
 	f.Add([]byte{33, 255, 38, 17, 4, 0})
@@ -992,8 +992,8 @@ func TestDecisionTable(t *testing.T) {
 	}
 }
 
-// TestClassifiedFailures runs real provider errors through Classify and the
-// Retrier.
+// TestClassifiedFailures runs real provider errors through Classify and a
+// Session.
 func TestClassifiedFailures(t *testing.T) {
 	at := t0
 	tests := []struct {

@@ -281,7 +281,7 @@ func failureText(o *Outcome) string {
 	if o.Failure.Message != "" {
 		return o.Failure.Message
 	}
-	return errorText(o.Failure.Err)
+	return safeErrorText(o.Failure.Err)
 }
 
 // verdictOf returns the classification of o's failure: the host's, or the
@@ -549,7 +549,7 @@ func (s *Session) CompactionCanceled(now time.Time) events.CompactionEnd {
 func (s *Session) CommandFailed(name string, err error, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.command = commandFailure{ok: true, name: name, errText: errorText(err), at: now}
+	s.command = commandFailure{ok: true, name: name, errText: safeErrorText(err), at: now}
 }
 
 // matchPattern returns the first pattern that occurs in s, ignoring case, or
