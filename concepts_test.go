@@ -61,6 +61,26 @@ func TestConceptWordings(t *testing.T) {
 		{"User cancelled the request", conceptVerdict{Canceled, ReasonAborted}},
 		{"Model stream ended without a finish reason", conceptVerdict{Transient, ReasonStream}},
 		{"Unable to reach the model provider", conceptVerdict{Transient, ReasonNetwork}},
+		// Paraphrases: one meaning in the words a new provider might choose.
+		{"You have used this month's allowance. Upgrade your plan to continue.", conceptVerdict{Quota, ReasonUsageLimit}},
+		{"Daily token allowance used up", conceptVerdict{Quota, ReasonQuota}},
+		{"今日调用次数已用完，请明天再试", conceptVerdict{Quota, ReasonQuota}},
+		{"You have no credits remaining.", conceptVerdict{Billing, ReasonCredits}},
+		{"The conversation no longer fits in the context. Start a new session or compact.", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"too many tokens in the prompt: 300123 (limit 262144)", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"Too many tokens in the last minute, slow down", conceptVerdict{Transient, ReasonRateLimit}},
+		{"The stream was interrupted before the response completed", conceptVerdict{Transient, ReasonStream}},
+		{"当前模型负载较高，请稍后重试", conceptVerdict{Transient, ReasonOverloaded}},
+		{"Server disconnected without sending a response.", conceptVerdict{Transient, ReasonNetwork}},
+		{"temporary failure in name resolution", conceptVerdict{Transient, ReasonNetwork}},
+		{"You do not have access to this model.", conceptVerdict{Permanent, ReasonPermission}},
+		{"No such deployment: my-gpt4", conceptVerdict{Permanent, ReasonModelNotFound}},
+		{"Invalid value for 'temperature': must be between 0 and 2", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"You are not authorized to use this endpoint.", conceptVerdict{Permanent, ReasonPermission}},
+		{"This feature is not available in your region.", conceptVerdict{Permanent, ReasonPermission}},
+		{"Invalid request: messages must alternate between user and assistant", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"missing required field: messages", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{`{"error":{"type":"invalid_request_error","message":"Service temporarily unavailable"}}`, conceptVerdict{Transient, ReasonOverloaded}},
 	} {
 		got := Classify(Failure{Message: tt.msg})
 		if diff := cmp.Diff(tt.want, conceptVerdict{got.Class, got.Reason}); diff != "" {
