@@ -81,6 +81,17 @@ func TestConceptWordings(t *testing.T) {
 		{"Invalid request: messages must alternate between user and assistant", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{"missing required field: messages", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{`{"error":{"type":"invalid_request_error","message":"Service temporarily unavailable"}}`, conceptVerdict{Transient, ReasonOverloaded}},
+		{`Post "https://api.anthropic.com/v1/messages": EOF`, conceptVerdict{Transient, ReasonNetwork}},
+		{"Spend limit reached for this API key.", conceptVerdict{Quota, ReasonBudget}},
+		{"当前请求人数较多，请稍后再试", conceptVerdict{Transient, ReasonOverloaded}},
+		{"模型输入token过多", conceptVerdict{Overflow, ReasonContextWindow}},
+		{"服务暂时不可用，请稍后重试", conceptVerdict{Transient, ReasonOverloaded}},
+		{"网络连接超时", conceptVerdict{Transient, ReasonTimeout}},
+		{"Model is warming up, try again in 30 seconds", conceptVerdict{Transient, ReasonOverloaded}},
+		{"All backends are busy; please retry", conceptVerdict{Transient, ReasonOverloaded}},
+		{"No healthy upstream", conceptVerdict{Transient, ReasonOverloaded}},
+		{"messages.1.content.0.tool_use.input: Input should be a valid dictionary", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"tool_use ids were found without tool_result blocks immediately after", conceptVerdict{Permanent, ReasonInvalidRequest}},
 	} {
 		got := Classify(Failure{Message: tt.msg})
 		if diff := cmp.Diff(tt.want, conceptVerdict{got.Class, got.Reason}); diff != "" {
