@@ -717,7 +717,7 @@ func (r *rule) late() bool { return r.tier == tierStatus && r.statusOnly() }
 // statusOnly reports whether r reads no text: it has guards and nothing else.
 func (r *rule) statusOnly() bool {
 	return len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && len(r.also) == 0 &&
-		len(r.unless) == 0 && r.re == nil && len(r.clauses) == 0
+		len(r.unless) == 0 && r.re == nil && len(r.clauses) == 0 && !r.over
 }
 
 // applies reports whether r's guards, triggers and constraints hold, as the
@@ -742,6 +742,17 @@ func (r *rule) applies(prov string, status int, code, msg string, h *match.Hits)
 	if len(r.alsoID) > 0 && !slices.ContainsFunc(r.alsoID, h.Has) {
 		return EvidenceNone
 	}
+	ev := r.trigger(code, msg, h)
+	if ev != EvidenceNone && r.over && !hint.StatesExcess(msg) {
+		return EvidenceNone
+	}
+	return ev
+}
+
+// trigger reports whether one of r's triggers fires (or, for a rule
+// without triggers, that its guards and constraints suffice), as the
+// evidence it rests on.
+func (r *rule) trigger(code, msg string, h *match.Hits) Evidence {
 	if len(r.codes) == 0 && len(r.matchID) == 0 && r.re == nil && len(r.comboID) == 0 {
 		if r.statusOnly() {
 			return EvidenceStatus

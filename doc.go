@@ -82,6 +82,7 @@
 //	    all: ["tokens per min"]             # constraint: every one of these phrases occurs
 //	    also: ["exceed", "longer than"]     # constraint: at least one of these phrases occurs
 //	    unless: ["quota"]                   # constraint: none of these phrases occurs
+//	    numbers: over                       # constraint: a count is followed by a smaller bound (see below)
 //	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
 //	    not: ["rate limit exceeded"]        # texts the rule must not match
 //	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
@@ -89,6 +90,13 @@
 //
 // A rule applies when all its guards hold, at least one of its triggers fires
 // (when it has any), and its constraints hold.
+//
+// A rule with `numbers: over` holds only where the text sets a stated size
+// against a smaller bound: a count of at least 1000 followed, in the same
+// sentence and within 200 bytes, by a smaller one ("12000 > 8192",
+// "(143,211 tokens) exceeds the limit of 128,000", "35000 tokens; model max
+// is 32768"; "128k" counts thousands). Numbers that belong to a word, a
+// version, a date, a time, an address or a decimal are not counts.
 //
 // A rule with `exhausted: true` recognises a client-side retry layer that
 // already gave up ("exceeded maximum number of attempts", "Max retries

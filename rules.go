@@ -152,6 +152,7 @@ type rule struct {
 	line        int
 	tier        tier
 	clauses     [][]string // concept names that must meet in one clause, per entry
+	over        bool       // numbers: over
 
 	// Set when compiled into a Classifier: phrase ids in its matcher,
 	// concept combination ids, and the ids reported when a stated wait
@@ -182,10 +183,11 @@ type ruleSpec struct {
 	Not         []string `yaml:"not"`
 	Tier        string   `yaml:"tier"`
 	Clause      []string `yaml:"clause"`
+	Numbers     string   `yaml:"numbers"`
 }
 
 var ruleKeys = []string{"id", "class", "reason", "description", "providers", "status", "codes",
-	"match", "all", "also", "unless", "regex", "disabled", "firm", "exhausted", "examples", "not", "tier", "clause"}
+	"match", "all", "also", "unless", "regex", "disabled", "firm", "exhausted", "examples", "not", "tier", "clause", "numbers"}
 
 // Bounds on what a rule file may cost.
 const (
@@ -660,6 +662,13 @@ func compileSpec(s ruleSpec) (*rule, error) {
 	}
 	if r.clauses, err = parseClauses(s.Clause); err != nil {
 		return nil, err
+	}
+	switch s.Numbers {
+	case "":
+	case "over":
+		r.over = true
+	default:
+		return nil, fmt.Errorf("numbers %q: want over", s.Numbers)
 	}
 	if len(r.status) == 0 && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.clauses) == 0 {
 		return nil, errors.New("needs at least one of status, codes, match, all, clause or regex")
