@@ -114,7 +114,7 @@ func TestConceptWordings(t *testing.T) {
 		{"curl: (92) HTTP/2 stream 0 was not closed cleanly: INTERNAL_ERROR (err 2)", conceptVerdict{Transient, ReasonStream}},
 		{"KeyboardInterrupt", conceptVerdict{Canceled, ReasonAborted}},
 		// Sizes set against their bounds, and more request, place and transport wordings.
-		{`{"error\":{\"message\":\"model gpt-4.1-mini-x is not available on this server\",\"type\":"service_unavailable"}}`, conceptVerdict{Permanent, ReasonModelNotFound}},
+		{`{"error":{"message":"model gpt-4.1-mini-x is not available on this server","type":"service_unavailable"}}`, conceptVerdict{Permanent, ReasonModelNotFound}},
 		{"Error: tokens: 12000 > 8192", conceptVerdict{Overflow, ReasonContextWindow}},
 		{"prompt has 35000 tokens; model max is 32768", conceptVerdict{Overflow, ReasonContextWindow}},
 		{"Your messages exceeded the limit of 128k tokens.", conceptVerdict{Overflow, ReasonContextWindow}},
