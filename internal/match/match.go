@@ -7,6 +7,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // A Matcher finds every phrase of a rule set in one pass over the text, in
@@ -113,6 +114,8 @@ type Matcher struct {
 	// concepts; combination k holds when its mask is a subset of the
 	// concepts seen in one clause.
 	combos []uint64
+	// byConcept[b] is the mask of the combinations that name concept b.
+	byConcept [64]uint64
 }
 
 // TooLargeError is returned for a rule set whose phrases do not fit: Phrase
@@ -151,6 +154,11 @@ func New(phrases []string, concepts []uint64, combos []uint64) (*Matcher, error)
 		return nil, ErrTooManyCombos
 	}
 	m := &Matcher{nphrase: len(phrases), combos: combos}
+	for k, cb := range combos {
+		for b := cb; b != 0; b &= b - 1 {
+			m.byConcept[bits.TrailingZeros64(b)] |= 1 << uint(k)
+		}
+	}
 	// Byte classes: one per distinct byte used by a phrase, 0 for the rest.
 	for id, p := range phrases {
 		for i := 0; i < len(p); i++ {
@@ -341,9 +349,16 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 				pendingID = true
 				cm &^= IDMarkerBit
 			}
+			// Only the combinations that name a concept new to the clause,
+			// and that no clause completed yet, can complete now.
+			var cand uint64
+			for b := cm &^ clause; b != 0; b &= b - 1 {
+				cand |= m.byConcept[bits.TrailingZeros64(b)]
+			}
 			clause |= cm
-			for k, cb := range m.combos {
-				if cb&clause == cb {
+			for cand &^= h.combos; cand != 0; cand &= cand - 1 {
+				k := bits.TrailingZeros64(cand)
+				if cb := m.combos[k]; cb&clause == cb {
 					h.combos |= 1 << uint(k)
 				}
 			}
