@@ -21,6 +21,7 @@ const (
 	// Structured fields come first: they state the wait exactly.
 	anchorRetryDelay = iota
 	anchorResetsInSeconds
+	anchorEstimatedTime
 	anchorTryAgainIn
 	anchorTryAgainAfter
 	anchorRetryIn
@@ -65,6 +66,7 @@ var anchorPhrases = [NumAnchors]string{
 	anchorResetsIn:         "resets in",
 	anchorResetIn:          "reset in",
 	anchorResetsInSeconds:  "resets in seconds",
+	anchorEstimatedTime:    "\"estimated time\"",
 	anchorWait:             "wait",
 	anchorResetsAt:         "resets at",
 	anchorResetAt:          "reset at",
@@ -175,7 +177,9 @@ func Body(msg string, ends *[NumAnchors]int, at time.Time) (wait time.Duration, 
 // it comes back as at.
 func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	switch a {
-	case anchorResetsInSeconds:
+	case anchorResetsInSeconds, anchorEstimatedTime:
+		// Seconds as a bare number: "resets_in_seconds": 300, and Hugging
+		// Face's loading estimate, "estimated_time": 20.0.
 		if f, ok := readNumberAfter(msg, e+1); ok {
 			d, ok = Seconds(f)
 			return d, at, ok
