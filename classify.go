@@ -383,32 +383,32 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		c.anchors[i] = id(match.Normalize(hint.AnchorPhrase(i)))
 	}
 	// Concept words are phrases too; each phrase knows its concepts.
-	var conceptOf []uint64
+	var conceptOf []match.Mask
 	for ci, cn := range concepts {
 		for _, w := range cn.words {
 			pid := id(w)
 			for int(pid) >= len(conceptOf) {
-				conceptOf = append(conceptOf, 0)
+				conceptOf = append(conceptOf, match.Mask{})
 			}
-			conceptOf[pid] |= 1 << uint(ci)
+			conceptOf[pid].Add(ci)
 		}
 	}
 	for _, w := range match.IDMarkers() {
 		pid := id(match.Normalize(w))
 		for int(pid) >= len(conceptOf) {
-			conceptOf = append(conceptOf, 0)
+			conceptOf = append(conceptOf, match.Mask{})
 		}
-		conceptOf[pid] |= match.IDMarkerBit
+		conceptOf[pid].Add(match.IDMarker)
 	}
-	var combos []uint64
+	var combos []match.Mask
 	combo := func(names []string) (int32, error) {
-		var mask uint64
+		var mask match.Mask
 		for _, n := range names {
 			ci := slices.IndexFunc(concepts, func(cn concept) bool { return cn.name == n })
 			if ci < 0 {
 				return 0, fmt.Errorf("unknown concept %q", n)
 			}
-			mask |= 1 << uint(ci)
+			mask.Add(ci)
 		}
 		if k := slices.Index(combos, mask); k >= 0 {
 			return int32(k), nil

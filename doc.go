@@ -137,7 +137,7 @@
 // stems: "exceed" also finds "exceeds", "exceeded" and "exceeding". A rule
 // file may name the concepts of the defaults without defining them, and may
 // extend one by listing it again: the words of all layers are joined. At
-// most 64 concepts and 64 distinct clause combinations exist per Classifier.
+// most 127 concepts and 128 distinct clause combinations exist per Classifier.
 //
 // # Rule tiers
 //

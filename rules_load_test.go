@@ -289,3 +289,42 @@ func TestParseRulesLargeMappingFast(t *testing.T) {
 		t.Errorf("%v (-want +got):\n%s", err, diff)
 	}
 }
+
+// TestConceptLimit checks that a project's rule file can add its own
+// concepts and clause combinations on top of the defaults' (which use about
+// half of each), and that the limit is reported when a file goes past it.
+func TestConceptLimit(t *testing.T) {
+	build := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("concepts:\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "  proj_%d: [\"projword%dx\"]\n", i, i)
+		}
+		b.WriteString("rules:\n")
+		for i := 0; i+1 < n; i += 2 {
+			fmt.Fprintf(&b, "- id: proj.rule%d\n  class: permanent\n  reason: invalid_request\n  clause: [\"proj_%d + proj_%d\"]\n", i, i, i+1)
+		}
+		return []byte(b.String())
+	}
+	set, err := ParseRules("project.yaml", build(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClassifier(set)
+	if err != nil {
+		t.Fatalf("40 project concepts over the defaults: %v", err)
+	}
+	if got := c.Classify(Failure{Message: "projword38x and projword39x"}); got.Rule != "proj.rule38" {
+		t.Errorf("a combination past the 64th: rule %q, want proj.rule38", got.Rule)
+	}
+	if got := c.Classify(Failure{Message: "projword38x. projword39x"}); got.Rule == "proj.rule38" {
+		t.Errorf("words in two clauses combined")
+	}
+	set, err = ParseRules("project.yaml", build(maxConcepts))
+	if err == nil {
+		_, err = NewClassifier(set)
+	}
+	if err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("%d project concepts over the defaults: err %v, want the limit named", maxConcepts, err)
+	}
+}

@@ -86,9 +86,9 @@ func defaultTier(r *rule) tier {
 	return tierFault
 }
 
-// maxConcepts bounds the concepts of one Classifier (a bit each; the last
-// bit of the mask marks the words that announce an identifier).
-const maxConcepts = 63
+// maxConcepts bounds the concepts of one Classifier (an element of a
+// match.Mask each; the last element marks id markers).
+const maxConcepts = match.MaxConcepts
 
 // concept is a named vocabulary: words that all stand for one idea.
 type concept struct {

@@ -114,14 +114,16 @@ func FuzzClauses(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		words := [][]string{{"quota", "配额"}, {"exceed", "超出"}}
 		var phrases []string
-		var concepts []uint64
+		var concepts []Mask
 		for ci, ws := range words {
 			for _, w := range ws {
 				phrases = append(phrases, w)
-				concepts = append(concepts, 1<<uint(ci))
+				var c Mask
+				c.Add(ci)
+				concepts = append(concepts, c)
 			}
 		}
-		m, err := New(phrases, concepts, []uint64{3})
+		m, err := New(phrases, concepts, []Mask{{3, 0}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,16 +107,29 @@ type Matcher struct {
 	own     []int32  // state -> the phrase that ends exactly there, or -1
 	dict    []uint16 // state -> nearest state on its failure chain with a phrase, or 0
 	first   []uint16 // state -> itself when it ends a phrase, else dict; 0: no phrase ends here
-	concept []uint64 // state -> concepts of every phrase ending there (on its chain)
+	concept []Mask   // state -> concepts of every phrase ending there (on its chain)
 	nphrase int
 
 	// combos are the concept combinations rules ask for, each a mask of
 	// concepts; combination k holds when its mask is a subset of the
 	// concepts seen in one clause.
-	combos []uint64
-	// byConcept[b] is the mask of the combinations that name concept b.
-	byConcept [64]uint64
+	combos []Mask
+	// byConcept[b] is the set of the combinations that name concept b.
+	byConcept [128]Mask
 }
+
+// Mask is a set of up to 128 concepts, or of up to 128 concept
+// combinations: bit i of the set is bit i&63 of word i>>6.
+type Mask [2]uint64
+
+// Add adds i (0 <= i < 128) to m.
+func (m *Mask) Add(i int) { m[i>>6&1] |= 1 << (uint(i) & 63) }
+
+// Has reports whether i is in m.
+func (m Mask) Has(i int) bool { return m[i>>6&1]&(1<<(uint(i)&63)) != 0 }
+
+// subset reports whether every element of m is in o.
+func (m Mask) subset(o Mask) bool { return m[0]&^o[0] == 0 && m[1]&^o[1] == 0 }
 
 // TooLargeError is returned for a rule set whose phrases do not fit: Phrase
 // is the id of the phrase that did not.
@@ -129,34 +142,42 @@ func (e *TooLargeError) Error() string {
 
 // ErrTooManyCombos is returned for rules that name too many distinct concept
 // combinations.
-var ErrTooManyCombos = errors.New("more than 64 distinct concept combinations")
+var ErrTooManyCombos = errors.New("more than 128 distinct concept combinations")
 
 // IDMarkers returns the phrases that announce that the next token is an
 // identifier. A caller adds them to the phrases it compiles, with
-// [IDMarkerBit] in their concept masks.
+// [IDMarker] in their concept sets.
 func IDMarkers() []string {
 	return []string{"request id", "requestid", `"id"`, "'id'", "trace id", "traceid", "correlation id",
 		"req id", "event id", "response id", "message id"}
 }
 
-// IDMarkerBit marks, in a state's concept mask, that an id marker ends there.
-const IDMarkerBit = uint64(1) << 63
+// IDMarker is the element of a phrase's concept set that marks it as an id
+// marker; concepts proper are 0 to MaxConcepts-1.
+const IDMarker = 127
 
-// MaxCombos bounds the concept combinations of one Classifier (a bit each).
-const MaxCombos = 64
+// MaxConcepts bounds the concepts of one Matcher (an element of [Mask]
+// each, less the one IDMarker takes).
+const MaxConcepts = 127
+
+// MaxCombos bounds the concept combinations of one Matcher (an element of
+// [Mask] each).
+const MaxCombos = 128
 
 // New compiles phrases (already normalised, non-empty). Phrase i
-// reports id i. concepts, when not nil, gives for each phrase the mask of
+// reports id i. concepts, when not nil, gives for each phrase the set of
 // the concepts it is a word of; combos are the concept combinations to
 // track per clause (at most MaxCombos).
-func New(phrases []string, concepts []uint64, combos []uint64) (*Matcher, error) {
+func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 	if len(combos) > MaxCombos {
 		return nil, ErrTooManyCombos
 	}
 	m := &Matcher{nphrase: len(phrases), combos: combos}
 	for k, cb := range combos {
-		for b := cb; b != 0; b &= b - 1 {
-			m.byConcept[bits.TrailingZeros64(b)] |= 1 << uint(k)
+		for w := range cb {
+			for b := cb[w]; b != 0; b &= b - 1 {
+				m.byConcept[w<<6|bits.TrailingZeros64(b)].Add(k)
+			}
 		}
 	}
 	// Byte classes: one per distinct byte used by a phrase, 0 for the rest.
@@ -214,7 +235,7 @@ func New(phrases []string, concepts []uint64, combos []uint64) (*Matcher, error)
 		}
 	}
 	m.first = make([]uint16, states)
-	m.concept = make([]uint64, states)
+	m.concept = make([]Mask, states)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -226,7 +247,8 @@ func New(phrases []string, concepts []uint64, combos []uint64) (*Matcher, error)
 		// The failure state is shallower, so its concepts are final.
 		m.concept[s] = m.concept[fail[s]]
 		if id := m.own[s]; id >= 0 && int(id) < len(concepts) {
-			m.concept[s] |= concepts[id]
+			m.concept[s][0] |= concepts[id][0]
+			m.concept[s][1] |= concepts[id][1]
 		}
 		if m.own[s] >= 0 {
 			m.first[s] = uint16(s)
@@ -252,14 +274,14 @@ func New(phrases []string, concepts []uint64, combos []uint64) (*Matcher, error)
 // be reused for several texts so that their phrases add up.
 type Hits struct {
 	Set    []uint64
-	combos uint64
+	combos Mask
 }
 
 // Has reports whether phrase id was found.
 func (h *Hits) Has(id int32) bool { return h.Set[id>>6]&(1<<(uint(id)&63)) != 0 }
 
 // HasCombo reports whether concept combination k held within a clause.
-func (h *Hits) HasCombo(k int32) bool { return h.combos&(1<<(uint(k)&63)) != 0 }
+func (h *Hits) HasCombo(k int32) bool { return h.combos.Has(int(k)) }
 
 // Scan adds to h every phrase found in text, and every concept combination
 // found within one clause. For the phrase ids in anchors (a small list),
@@ -275,7 +297,7 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 	state := 0
 	prevSpace := true
 	nc := m.nclass
-	var clause uint64  // concepts seen in the current clause
+	var clause Mask    // concepts seen in the current clause
 	pendingID := false // an id marker was read; its token is still to come
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -310,7 +332,7 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 					continue
 				}
 				if clauseEnds(text, i) {
-					clause = 0
+					clause = Mask{}
 				}
 			}
 			if k&kindSpace != 0 {
@@ -344,22 +366,34 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 			}
 			t = int(m.dict[t])
 		}
-		if cm := m.concept[state]; cm != 0 && cm&^clause != 0 {
-			if cm&IDMarkerBit != 0 {
-				pendingID = true
-				cm &^= IDMarkerBit
-			}
-			// Only the combinations that name a concept new to the clause,
-			// and that no clause completed yet, can complete now.
-			var cand uint64
-			for b := cm &^ clause; b != 0; b &= b - 1 {
-				cand |= m.byConcept[bits.TrailingZeros64(b)]
-			}
-			clause |= cm
-			for cand &^= h.combos; cand != 0; cand &= cand - 1 {
-				k := bits.TrailingZeros64(cand)
-				if cb := m.combos[k]; cb&clause == cb {
-					h.combos |= 1 << uint(k)
+		cm := &m.concept[state]
+		n0, n1 := cm[0]&^clause[0], cm[1]&^clause[1] // concepts new to the clause
+		if n0|n1 == 0 {
+			continue
+		}
+		const idBit = uint64(1) << (IDMarker & 63)
+		if n1&idBit != 0 {
+			pendingID = true
+			n1 &^= idBit
+		}
+		// Only the combinations that name a concept new to the clause,
+		// and that no clause completed yet, can complete now.
+		var cand Mask
+		for b := n0; b != 0; b &= b - 1 {
+			c := &m.byConcept[bits.TrailingZeros64(b)]
+			cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
+		}
+		for b := n1; b != 0; b &= b - 1 {
+			c := &m.byConcept[64|bits.TrailingZeros64(b)]
+			cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
+		}
+		clause[0] |= n0
+		clause[1] |= n1
+		for w := range cand {
+			for b := cand[w] &^ h.combos[w]; b != 0; b &= b - 1 {
+				k := w<<6 | bits.TrailingZeros64(b)
+				if m.combos[k].subset(clause) {
+					h.combos.Add(k)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,14 +70,14 @@ type scanCase struct {
 func (c scanCase) compile(t *testing.T) (*Matcher, []string) {
 	t.Helper()
 	var phrases []string
-	var concepts []uint64
+	var concepts []Mask
 	id := func(p string) int {
 		p = Normalize(p)
 		if i := slices.Index(phrases, p); i >= 0 {
 			return i
 		}
 		phrases = append(phrases, p)
-		concepts = append(concepts, 0)
+		concepts = append(concepts, Mask{})
 		return len(phrases) - 1
 	}
 	for _, p := range c.Phrases {
@@ -84,17 +85,17 @@ func (c scanCase) compile(t *testing.T) (*Matcher, []string) {
 	}
 	for k, words := range c.Concepts {
 		for _, w := range words {
-			concepts[id(w)] |= 1 << uint(k)
+			concepts[id(w)].Add(k)
 		}
 	}
 	for _, w := range IDMarkers() {
-		concepts[id(w)] |= IDMarkerBit
+		concepts[id(w)].Add(IDMarker)
 	}
-	var combos []uint64
+	var combos []Mask
 	for _, cb := range c.Combos {
-		var mask uint64
+		var mask Mask
 		for _, k := range cb {
-			mask |= 1 << uint(k)
+			mask.Add(k)
 		}
 		combos = append(combos, mask)
 	}
@@ -175,7 +176,7 @@ func TestScanAddsUp(t *testing.T) {
 
 // TestNewLimits: too many combinations, too many distinct bytes.
 func TestNewLimits(t *testing.T) {
-	if _, err := New([]string{"a"}, nil, make([]uint64, MaxCombos+1)); !errors.Is(err, ErrTooManyCombos) {
+	if _, err := New([]string{"a"}, nil, make([]Mask, MaxCombos+1)); !errors.Is(err, ErrTooManyCombos) {
 		t.Errorf("%d combos: %v", MaxCombos+1, err)
 	}
 	var phrases []string
@@ -190,5 +191,44 @@ func TestNewLimits(t *testing.T) {
 	}
 	if diff := cmp.Diff(int32(len(phrases)-1), tl.Phrase); diff != "" {
 		t.Errorf("phrase that did not fit (-want +got):\n%s", diff)
+	}
+}
+
+// TestWideMasks checks concepts and combinations past the first 64: a
+// combination of concepts 70 and 126, tracked as combination 100.
+func TestWideMasks(t *testing.T) {
+	var a, b Mask
+	a.Add(70)
+	b.Add(126)
+	combos := make([]Mask, 101)
+	for k := range combos {
+		combos[k].Add(k) // filler combinations of one concept each
+	}
+	combos[100] = Mask{}
+	combos[100].Add(70)
+	combos[100].Add(126)
+	m, err := New([]string{"quota", "exceed"}, []Mask{a, b}, combos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"quota exceeded", true},
+		{"quota. exceeded", false},
+		{"exceeded", false},
+	} {
+		h := Hits{Set: make([]uint64, 1)}
+		m.Scan(tt.text, &h, nil, nil)
+		if got := h.HasCombo(100); got != tt.want {
+			t.Errorf("%q: combination 100 = %v, want %v", tt.text, got, tt.want)
+		}
+		if h.HasCombo(5) {
+			t.Errorf("%q: combination 5 reported, but concept 5 has no word", tt.text)
+		}
+		if got, want := h.HasCombo(70), strings.Contains(tt.text, "quota"); got != want {
+			t.Errorf("%q: combination 70 (concept 70 alone) = %v, want %v", tt.text, got, want)
+		}
 	}
 }
