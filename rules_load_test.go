@@ -88,6 +88,7 @@ func TestLoadRuleFileRejects(t *testing.T) {
 		{"exhausted_without_text.yaml", 2, "a.status", "exhausted: the rule must read text"},
 		{"mapping_as_text.yaml", 5, "a.map", "match: want a list of texts"},
 		{"regex_too_long.yaml", 2, "a.long", "regex: longer than 1024 bytes"},
+		{"numbers_unknown.yaml", 2, "a.under", `numbers "under": want over`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
