@@ -22,6 +22,7 @@ const (
 	anchorRetryDelay = iota
 	anchorResetsInSeconds
 	anchorEstimatedTime
+	anchorEstimatedTimeSingle
 	anchorTryAgainIn
 	anchorTryAgainAfter
 	anchorRetryIn
@@ -57,24 +58,25 @@ const (
 func AnchorPhrase(a int) string { return anchorPhrases[a] }
 
 var anchorPhrases = [NumAnchors]string{
-	anchorTryAgainIn:       "try again in",
-	anchorTryAgainAfter:    "try again after",
-	anchorRetryIn:          "please retry in",
-	anchorRetryAfter:       "retry after",
-	anchorRetryDelay:       "retrydelay",
-	anchorResetAfter:       "reset after",
-	anchorResetsIn:         "resets in",
-	anchorResetIn:          "reset in",
-	anchorResetsInSeconds:  "resets in seconds",
-	anchorEstimatedTime:    "\"estimated time\"",
-	anchorWait:             "wait",
-	anchorResetsAt:         "resets at",
-	anchorResetAt:          "reset at",
-	anchorResumeAt:         "resume using this model at",
-	anchorLimitReachedPipe: "limit reached|",
-	anchorTilde:            "~",
-	anchorTryAgainAt:       "try again at",
-	anchorResets:           "resets",
+	anchorTryAgainIn:          "try again in",
+	anchorTryAgainAfter:       "try again after",
+	anchorRetryIn:             "please retry in",
+	anchorRetryAfter:          "retry after",
+	anchorRetryDelay:          "retrydelay",
+	anchorResetAfter:          "reset after",
+	anchorResetsIn:            "resets in",
+	anchorResetIn:             "reset in",
+	anchorResetsInSeconds:     "resets in seconds",
+	anchorEstimatedTime:       "\"estimated time\"",
+	anchorEstimatedTimeSingle: "'estimated time'",
+	anchorWait:                "wait",
+	anchorResetsAt:            "resets at",
+	anchorResetAt:             "reset at",
+	anchorResumeAt:            "resume using this model at",
+	anchorLimitReachedPipe:    "limit reached|",
+	anchorTilde:               "~",
+	anchorTryAgainAt:          "try again at",
+	anchorResets:              "resets",
 
 	anchorStatusCode:      "status code",
 	anchorStatusCodeCamel: "statuscode",
@@ -177,9 +179,10 @@ func Body(msg string, ends *[NumAnchors]int, at time.Time) (wait time.Duration, 
 // it comes back as at.
 func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	switch a {
-	case anchorResetsInSeconds, anchorEstimatedTime:
+	case anchorResetsInSeconds, anchorEstimatedTime, anchorEstimatedTimeSingle:
 		// Seconds as a bare number: "resets_in_seconds": 300, and Hugging
-		// Face's loading estimate, "estimated_time": 20.0.
+		// Face's loading estimate, "estimated_time": 20.0 (or a Python
+		// client's 'estimated_time': 20.0).
 		if f, ok := readNumberAfter(msg, e+1); ok {
 			d, ok = Seconds(f)
 			return d, at, ok

@@ -201,13 +201,15 @@ func parseTimestamp(s string, i int) (time.Time, bool) {
 		i++
 	}
 	j := i
-	for j < len(s) && s[j] != ' ' && s[j] != '"' && s[j] != ',' && s[j] != ')' && j-i < 40 {
+	for j < len(s) && j-i < 40 && !timestampEnd(s[j]) {
 		j++
 	}
 	for j > i && (s[j-1] == '.') {
 		j--
 	}
-	if j-i < 20 {
+	// Only a text shaped like a date and a time is parsed: a failed
+	// time.Parse allocates its error.
+	if j-i < 20 || !isDigit(s[i]) || s[i+4] != '-' || s[i+7] != '-' || s[i+10] != 'T' && s[i+10] != 't' {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339, s[i:j])
@@ -359,7 +361,17 @@ func skipSeps(s string, i int) int {
 	return i
 }
 
-func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// timestampEnd reports whether b ends an RFC 3339 time written in a text:
+// a space, a quote, a bracket or a separator.
+func timestampEnd(b byte) bool {
+	switch b {
+	case ' ', '"', '\'', ',', ')', ']', '}', ';', '\n', '\r', '\t':
+		return true
+	}
+	return false
+}
 func isLetter(b byte) bool { return (b|0x20) >= 'a' && (b|0x20) <= 'z' }
 
 // hasWordAt reports whether s[i:] starts with w (lower-case, ending in a
