@@ -7,6 +7,15 @@ import (
 // span is a half-open byte range.
 type span struct{ start, end int }
 
+// keepSpan is the END line of a PEM block, kept visible inside the block's
+// redaction; begin is where the block's BEGIN line starts. A secret that
+// also covers the BEGIN line (a quoted value holding the whole block) takes
+// the END line with it, so that a second pass finds nothing more to hide.
+type keepSpan struct {
+	span
+	begin int
+}
+
 // scanner finds the secrets of a decoded text. Every detector runs at
 // every position, independently of the others, and remembers where its
 // last match ended so that no byte is read twice by the same detector:
@@ -21,7 +30,7 @@ type scanner struct {
 	ends [numEnds]span
 	// keep are the END lines of PEM blocks, which stay even inside
 	// another secret so that the block still reads as closed.
-	keep []span
+	keep []keepSpan
 }
 
 func (sc *scanner) add(start, end int) {
@@ -40,7 +49,7 @@ func (sc *scanner) add(start, end int) {
 
 // scan returns the secret spans of t, in no particular order, and the
 // spans that must stay, in order.
-func scan(t string) (secrets, keep []span) {
+func scan(t string) (secrets []span, keep []keepSpan) {
 	sc := scanner{t: t}
 	for i := 0; i < len(t); i++ {
 		c := t[i]
@@ -273,7 +282,7 @@ func (sc *scanner) pem(i int) {
 	end := len(t)
 	if e := strings.Index(t[body:], "-----END"); e >= 0 {
 		end = body + e
-		sc.keep = append(sc.keep, span{end, end + len("-----END")})
+		sc.keep = append(sc.keep, keepSpan{span{end, end + len("-----END")}, i})
 	}
 	sc.add(body, end)
 	sc.pemFrom = end

@@ -72,8 +72,9 @@ func Find(s string) [][2]int {
 }
 
 // clip removes the ranges in keep from spans; both are sorted and
-// disjoint.
-func clip(spans, keep []span) []span {
+// disjoint. A span that starts at or before a kept END line's BEGIN line
+// covers the whole block and keeps nothing.
+func clip(spans []span, keep []keepSpan) []span {
 	if len(keep) == 0 {
 		return spans
 	}
@@ -84,6 +85,9 @@ func clip(spans, keep []span) []span {
 			k++
 		}
 		for j := k; j < len(keep) && keep[j].start < sp.end; j++ {
+			if sp.start <= keep[j].begin {
+				continue
+			}
 			if keep[j].start > sp.start {
 				out = append(out, span{sp.start, keep[j].start})
 			}

@@ -85,6 +85,9 @@ func TestFind(t *testing.T) {
 		{"touching secrets are one span", "Bearer eyJa.eyJb.c", [][2]int{{7, 18}}},
 		{"escaped key spans its escapes", `"\u0073k-abcdefghijkl"`, [][2]int{{1, 21}}},
 		{"pem END line kept", "-----BEGIN PRIVATE KEY-----=-----END x", [][2]int{{27, 28}}},
+		// A quoted value that holds the whole block hides its END line too,
+		// so that redacting the result again changes nothing.
+		{"pem block inside a quoted value", `key:"-----BEGIN PRIVATE KEY----------END`, [][2]int{{5, 40}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
