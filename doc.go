@@ -92,11 +92,13 @@
 // (when it has any), and its constraints hold.
 //
 // A rule with `numbers: over` holds only where the text sets a stated size
-// against a smaller bound: a count of at least 1000 followed, in the same
-// sentence and within 200 bytes, by a smaller one ("12000 > 8192",
-// "(143,211 tokens) exceeds the limit of 128,000", "35000 tokens; model max
-// is 32768"; "128k" counts thousands). Numbers that belong to a word, a
-// version, a date, a time, an address or a decimal are not counts.
+// against a smaller bound: a count of at least 1000 with its unit beside it
+// (tokens, characters, bytes) followed, in the same sentence and within 200
+// bytes, by a smaller one, with a word of comparison between the two (">",
+// exceeds, max, limit, but, 超过, ...): "tokens: 12000 > 8192", "(143,211
+// tokens) exceeds the limit of 128,000", "35000 tokens; model max is 32768"
+// ("128k" counts thousands). Numbers that belong to a word, a version, a
+// date, a time, an address or a decimal are not counts.
 //
 // A rule with `exhausted: true` recognises a client-side retry layer that
 // already gave up ("exceeded maximum number of attempts", "Max retries

@@ -13,12 +13,11 @@ const excessReach = 200
 // ExcessMin, with a word of comparison between them (">", "exceeds",
 // "max", "limit", "but", "超过", ...) and a unit ("tokens", "characters",
 // "bytes") next to the first: the shape of a size set against its bound,
-// as in
-// "12000 > 8192", "(143,211 tokens) exceeds the limit of 128,000" or
-// "35000 tokens; model max is 32768". A "k" right after the digits counts
-// thousands ("128k"). Numbers that belong to a word, a version, a date, a
-// time, an address or a decimal ("gpt-4", "2026-01-02", "10:30",
-// "10.0.0.1:4431", "1.5") are not counts. It does not allocate.
+// as in "tokens: 12000 > 8192", "(143,211 tokens) exceeds the limit of
+// 128,000" or "35000 tokens; model max is 32768". A "k" right after the
+// digits counts thousands ("128k"). Numbers that belong to a word, a
+// version, a date, a time, an address or a decimal ("gpt-4", "2026-01-02",
+// "10:30", "10.0.0.1:4431", "1.5") are not counts. It does not allocate.
 func StatesExcess(s string) bool {
 	var prev [4]struct {
 		v     float64
