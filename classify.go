@@ -710,9 +710,10 @@ func withWaitIDs(r *rule) *rule {
 	return r
 }
 
-// late reports whether r is tried only after every rule that reads text: a
-// rule of the status tier that reads no text.
-func (r *rule) late() bool { return r.tier == tierStatus && r.statusOnly() }
+// late reports whether r is tried only after every other rule has read the
+// body and the Go error's text: a rule of the status tier, whose evidence is
+// the status (with at most a word of text, such as "Bad Request").
+func (r *rule) late() bool { return r.tier == tierStatus }
 
 // statusOnly reports whether r reads no text: it has guards and nothing else.
 func (r *rule) statusOnly() bool {

@@ -167,7 +167,7 @@ func TestConceptsNeedOneClause(t *testing.T) {
 // TestIdentifiersAreNotProse checks that URLs and paths are no evidence.
 func TestIdentifiersAreNotProse(t *testing.T) {
 	for _, msg := range []string{
-		"Bad request. See https://docs.example.com/errors#context-window-exceeded",
+		"See https://docs.example.com/errors#context-window-exceeded",
 		"see https://example.com/quota-exceeded/insufficient_balance for help",
 		"GET /v1/context-length-exceeded/rate-limit failed",
 	} {
@@ -181,6 +181,8 @@ func TestIdentifiersAreNotProse(t *testing.T) {
 		want Class
 	}{
 		{"429 Rate limit reached. Request id: req_context_length_exceeded_abc", Transient},
+		// "Bad request" is read (a 400 in words); the link's anchor is not.
+		{"Bad request. See https://docs.example.com/errors#context-window-exceeded", Permanent},
 		{`{"id": "chatcmpl-quota-exceeded-1", "error": {"message": "Internal server error"}}`, Transient},
 		{"request_id=insufficient_balance_77 upstream said: bad gateway", Transient},
 	} {

@@ -161,9 +161,10 @@
 //
 // Layers merge within a tier (see [NewClassifier]): every rule of a tier is
 // tried before any rule of a later tier, and within a tier the rules of a
-// higher layer come first, each layer's rules in file order. The rules that
-// read text are tried on the body and then on the Go error's text; the rules
-// of the status tier that read only the status come after all of them. So a
+// higher layer come first, each layer's rules in file order. The rules of
+// the other tiers are tried on the body and then on the Go error's text; the
+// rules of the status tier (the status, with at most a word such as "Bad
+// Request") come after all of them. So a
 // user rule `status: [400]` never beats a default rule that reads "maximum
 // context length" in the body; to override a default, name a stronger tier
 // or disable the default rule by its id.

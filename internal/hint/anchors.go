@@ -207,6 +207,13 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 		d, _, ok = ParseDuration(msg, e+1, true)
 		return d, at, ok
 	}
+	if a == anchorRetryDelay {
+		// "retryDelay" as a word of its own: aws-sdk-js's "totalRetryDelay"
+		// is the client's own delay already spent, in milliseconds.
+		if s := e + 1 - len("retrydelay"); s > 0 && (msg[s-1] >= 'a' && msg[s-1] <= 'z' || msg[s-1] >= 'A' && msg[s-1] <= 'Z') {
+			return 0, at, false
+		}
+	}
 	d, _, ok = ParseDuration(msg, e+1, a == anchorRetryDelay)
 	return d, at, ok
 }
