@@ -31,6 +31,9 @@ const (
 	anchorResetsIn
 	anchorResetIn
 	anchorWait
+	anchorZhSeconds
+	anchorZhMinutes
+	anchorZhHours
 	anchorTilde
 	anchorResetsAt
 	anchorResetAt
@@ -74,6 +77,9 @@ var anchorPhrases = [NumAnchors]string{
 	anchorResetAt:             "reset at",
 	anchorResumeAt:            "resume using this model at",
 	anchorLimitReachedPipe:    "limit reached|",
+	anchorZhSeconds:           "秒后",
+	anchorZhMinutes:           "分钟后",
+	anchorZhHours:             "小时后",
 	anchorTilde:               "~",
 	anchorTryAgainAt:          "try again at",
 	anchorResets:              "resets",
@@ -197,6 +203,21 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	case anchorTilde:
 		d, ok = parseTildeWait(msg, e+1)
 		return d, at, ok
+	case anchorZhSeconds, anchorZhMinutes, anchorZhHours:
+		// Chinese puts the count before its unit: "请 117 秒后重试",
+		// "请1分钟后再试" (retry after N seconds, minutes, hours).
+		unit := 1.0
+		switch a {
+		case anchorZhMinutes:
+			unit = 60
+		case anchorZhHours:
+			unit = 3600
+		}
+		if f, ok := readNumberBefore(msg, e+1-len(anchorPhrases[a])); ok {
+			d, ok = Seconds(f * unit)
+			return d, at, ok
+		}
+		return 0, at, false
 	case anchorRetryAfter:
 		if t, ok := parseTimestamp(msg, e+1); ok {
 			return 0, t, false
@@ -216,6 +237,24 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	}
 	d, _, ok = ParseDuration(msg, e+1, a == anchorRetryDelay)
 	return d, at, ok
+}
+
+// readNumberBefore reads the number that ends just before s[i], after
+// optional spaces: "117 " in "请 117 秒后". A number joined to a word or
+// longer than 12 characters is no count.
+func readNumberBefore(s string, i int) (float64, bool) {
+	for i > 0 && s[i-1] == ' ' {
+		i--
+	}
+	j := i
+	for j > 0 && i-j < 12 && (isDigit(s[j-1]) || s[j-1] == '.') {
+		j--
+	}
+	if j == i || s[j] == '.' || j > 0 && (s[j-1] >= 'a' && s[j-1] <= 'z' || s[j-1] >= 'A' && s[j-1] <= 'Z' || isDigit(s[j-1])) {
+		return 0, false
+	}
+	f, n := readNumber(s[j:i])
+	return f, n == i-j
 }
 
 // readNumberAfter reads a number after optional quotes, colons and spaces.

@@ -138,3 +138,28 @@ func FuzzStatesExcess(f *testing.F) {
 		}
 	})
 }
+
+func TestReadNumberBefore(t *testing.T) {
+	type result struct {
+		V  float64
+		OK bool
+	}
+	for _, tt := range []struct {
+		text string
+		want result
+	}{
+		{"请 117 ", result{117, true}},
+		{"请1", result{1, true}},
+		{"等待 2.5 ", result{2.5, true}},
+		{"model-v2", result{0, false}},
+		{"x12", result{0, false}},
+		{"请 .5", result{0, false}},
+		{"", result{0, false}},
+		{"请 1234567890123", result{0, false}},
+	} {
+		v, ok := readNumberBefore(tt.text, len(tt.text))
+		if diff := cmp.Diff(tt.want, result{v, ok}); diff != "" {
+			t.Errorf("readNumberBefore(%q) (-want +got):\n%s", tt.text, diff)
+		}
+	}
+}

@@ -15,6 +15,9 @@ func FuzzParse(f *testing.F) {
 			if d < 0 || d > MaxWait || n < i || n > len(body) || !ok && d != 0 {
 				t.Fatalf("ParseDuration(%q, %d) = %v, %d, %v", body, i, d, n, ok)
 			}
+			if f, ok := readNumberBefore(body, i); ok && !(f >= 0) {
+				t.Fatalf("readNumberBefore(%q, %d) = %v", body, i, f)
+			}
 			_, _ = parseEpoch(body, i)
 			_, _ = parseTimestamp(body, i)
 			if s := statusAt(body, i); s != 0 && (s < 100 || s > 599) {
