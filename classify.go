@@ -174,7 +174,10 @@ type Failure struct {
 	// Model is the model id the request used.
 	Model string
 	// Status is the HTTP status code, or 0 when there was none (a network
-	// error, or an error event inside a 200 stream).
+	// error, or an error event inside a 200 stream). The rules read a
+	// status the text states ("HTTP 429") in place of a 0, and a client
+	// error the text states inside a 5xx (a gateway's 500 around the
+	// provider's 400; not 408, 409, 425 or 429) in place of the 5xx.
 	Status int
 	// Code is the provider's error type or code when the host's SDK exposes
 	// it separately ("overloaded_error", "insufficient_quota").
@@ -554,8 +557,16 @@ func (c *Classifier) Classify(f Failure) Classification {
 		c.m.Scan(f.Code, &h, nil, nil)
 	}
 	status := f.Status
-	if status == 0 {
+	switch {
+	case status == 0:
 		status = statusFromText(msg, &ends)
+	case status >= 500:
+		// A gateway's 5xx around the provider's own refusal: the inner
+		// client error decides ("500 ... stopped streaming with error code
+		// 413", `"statusCode":400`), not the wrapper's status.
+		if inner := statusFromText(msg, &ends); refusal(inner) {
+			status = inner
+		}
 	}
 	prov := c.provider(f.Provider)
 	xsr := header(f.Header, "X-Should-Retry", "x-should-retry")
@@ -689,6 +700,13 @@ func firstRule(rules []*rule, prov string, status int, code, msg string, h *matc
 		}
 	}
 	return nil, EvidenceNone
+}
+
+// refusal reports whether status is a client error that the same request
+// meets again: a 4xx other than a timeout, a conflict, too early or too
+// many requests.
+func refusal(status int) bool {
+	return status >= 400 && status < 500 && status != 408 && status != 409 && status != 425 && status != 429
 }
 
 // headerRules are the verdicts of "x-should-retry: true" by the transient
