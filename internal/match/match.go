@@ -76,8 +76,14 @@ func Normalize(p string) string {
 	return string(out)
 }
 
-// MaxStates bounds the automaton so that states fit in a uint16.
-const MaxStates = 1<<16 - 1
+// MaxStates bounds the automaton so that states fit in a uint16 beside
+// hitBit.
+const MaxStates = 1<<15 - 1
+
+// hitBit marks, in a transition of the table, that the state it leads to
+// ends a phrase (on its failure chain): the scan reads nothing more for
+// the bytes where no phrase ends.
+const hitBit = 1 << 15
 
 // Byte kinds the scan loop tells apart with one table look-up.
 const (
@@ -103,7 +109,7 @@ type Matcher struct {
 	class   [256]uint8 // normalised byte -> byte class (0: a byte no phrase uses)
 	raw     [256]uint8 // input byte -> class of its normalised form
 	nclass  int
-	delta   []uint16 // state*nclass + class -> next state
+	delta   []uint16 // state*nclass + class -> next state, with hitBit when a phrase ends there
 	own     []int32  // state -> the phrase that ends exactly there, or -1
 	dict    []uint16 // state -> nearest state on its failure chain with a phrase, or 0
 	first   []uint16 // state -> itself when it ends a phrase, else dict; 0: no phrase ends here
@@ -265,6 +271,13 @@ func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 			}
 		}
 	}
+	// Fold "a phrase ends there" into the transitions, so that the scan
+	// reads one table per byte.
+	for i, n := range m.delta {
+		if m.first[n] != 0 {
+			m.delta[i] = n | hitBit
+		}
+	}
 	return m, nil
 }
 
@@ -307,7 +320,7 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 				// The identifier reads as one space.
 				pendingID = false
 				if !prevSpace {
-					state = int(m.delta[state*nc+int(m.raw[' '])])
+					state = int(m.delta[state*nc+int(m.raw[' '])] &^ hitBit)
 					prevSpace = true
 				}
 				for i+1 < len(text) && !identEnd[text[i+1]] {
@@ -325,7 +338,7 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 				if skip := identifierEnd(text, i); skip > i {
 					// An identifier reads as one space.
 					if !prevSpace {
-						state = int(m.delta[state*nc+int(m.raw[' '])])
+						state = int(m.delta[state*nc+int(m.raw[' '])] &^ hitBit)
 						prevSpace = true
 					}
 					i = skip - 1
@@ -346,11 +359,12 @@ func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
 		} else {
 			prevSpace = false
 		}
-		state = int(m.delta[state*nc+int(m.raw[c])])
-		t := int(m.first[state])
-		if t == 0 {
+		next := m.delta[state*nc+int(m.raw[c])]
+		state = int(next &^ hitBit)
+		if next&hitBit == 0 {
 			continue
 		}
+		t := int(m.first[state])
 		for t != 0 {
 			id := m.own[t]
 			w := &h.Set[id>>6]
