@@ -7,6 +7,7 @@
 package hint
 
 import (
+	"strings"
 	"time"
 
 	"github.com/erradvisor/erradvisor/internal/match"
@@ -213,6 +214,11 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 		case anchorZhHours:
 			unit = 3600
 		}
+		// Only a wait that asks for the retry ("…秒后重试", "…分钟后再试"); a
+		// host's log of its own backoff ("第2次重试失败 - 2秒后") is none.
+		if !asksRetry(msg, e+1) {
+			return 0, at, false
+		}
 		if f, ok := readNumberBefore(msg, e+1-len(anchorPhrases[a])); ok {
 			d, ok = Seconds(f * unit)
 			return d, at, ok
@@ -237,6 +243,21 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	}
 	d, _, ok = ParseDuration(msg, e+1, a == anchorRetryDelay)
 	return d, at, ok
+}
+
+// asksRetry reports whether s[i:] starts, after spaces, with a Chinese word
+// that asks for another try (重试, 再试, 重新, 再次).
+func asksRetry(s string, i int) bool {
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	rest := s[i:]
+	for _, w := range [...]string{"重试", "再试", "重新", "再次"} {
+		if strings.HasPrefix(rest, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // readNumberBefore reads the number that ends just before s[i], after
