@@ -177,7 +177,9 @@ type Failure struct {
 	// error, or an error event inside a 200 stream). The rules read a
 	// status the text states ("HTTP 429") in place of a 0, and a client
 	// error the text states inside a 5xx (a gateway's 500 around the
-	// provider's 400; not 408, 409, 425 or 429) in place of the 5xx.
+	// provider's 400; not 408, 409, 421, 424, 425, 429 or 499) in place of
+	// the 5xx. Under such a client error, a host's transport words around
+	// the answer ("connection error", "stream error") are not read.
 	Status int
 	// Code is the provider's error type or code when the host's SDK exposes
 	// it separately ("overloaded_error", "insufficient_quota").
@@ -695,6 +697,16 @@ func firstRule(rules []*rule, prov string, status int, code, msg string, h *matc
 		if r.exhausted || noTransient && r.class == Transient || r.late() != statusOnly {
 			continue
 		}
+		if r.tier == tierFault && (r.reason == ReasonNetwork || r.reason == ReasonStream) && len(r.status) == 0 &&
+			refusal(status) {
+			// The server answered and refused the request: a host's or a
+			// wrapper's transport words ("connection failed", "stream
+			// error") around that answer do not make it worth retrying. A
+			// fault the answer names itself ("ServiceUnavailableError"
+			// inside a 400 event) still reads, and so does a fault rule
+			// written for a status, such as a gateway's bodyless 400.
+			continue
+		}
 		if ev := r.applies(prov, status, code, msg, h); ev != EvidenceNone {
 			return r, ev
 		}
@@ -703,10 +715,16 @@ func firstRule(rules []*rule, prov string, status int, code, msg string, h *matc
 }
 
 // refusal reports whether status is a client error that the same request
-// meets again: a 4xx other than a timeout, a conflict, too early or too
-// many requests.
+// meets again: a 4xx other than a timeout (408), a conflict (409), a
+// misdirected request (421), a failed dependency (424, Bedrock's model
+// errors), too early (425), too many requests (429) and a client that closed
+// the request (499).
 func refusal(status int) bool {
-	return status >= 400 && status < 500 && status != 408 && status != 409 && status != 425 && status != 429
+	switch status {
+	case 408, 409, 421, 424, 425, 429, 499:
+		return false
+	}
+	return status >= 400 && status < 500
 }
 
 // headerRules are the verdicts of "x-should-retry: true" by the transient
