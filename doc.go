@@ -168,6 +168,7 @@
 // user rule `status: [400]` never beats a default rule that reads "maximum
 // context length" in the body; to override a default, name a stronger tier
 // or disable the default rule by its id.
+//
 // Under a status that refuses the request (a 4xx other than 408, 409, 421,
 // 424, 425, 429 and 499), the fault tier's transport words, network and
 // stream, are not read unless the rule names that status: the server
