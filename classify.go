@@ -693,18 +693,18 @@ func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
 // those that read only the status and the provider. Rules marked
 // `exhausted` never decide here.
 func firstRule(rules []*rule, prov string, status int, code, msg string, h *match.Hits, noTransient, statusOnly bool) (*rule, Evidence) {
+	// The server answered and refused the request: a host's or a wrapper's
+	// transport words ("connection failed", "stream error") around that
+	// answer do not make it worth retrying. A fault the answer names itself
+	// ("ServiceUnavailableError" inside a 400 event) still reads, and so
+	// does a fault rule written for a status, such as a gateway's bodyless
+	// 400.
+	refused := refusal(status)
 	for _, r := range rules {
 		if r.exhausted || noTransient && r.class == Transient || r.late() != statusOnly {
 			continue
 		}
-		if r.tier == tierFault && (r.reason == ReasonNetwork || r.reason == ReasonStream) && len(r.status) == 0 &&
-			refusal(status) {
-			// The server answered and refused the request: a host's or a
-			// wrapper's transport words ("connection failed", "stream
-			// error") around that answer do not make it worth retrying. A
-			// fault the answer names itself ("ServiceUnavailableError"
-			// inside a 400 event) still reads, and so does a fault rule
-			// written for a status, such as a gateway's bodyless 400.
+		if refused && r.tier == tierFault && (r.reason == ReasonNetwork || r.reason == ReasonStream) && len(r.status) == 0 {
 			continue
 		}
 		if ev := r.applies(prov, status, code, msg, h); ev != EvidenceNone {

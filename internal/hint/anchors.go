@@ -237,7 +237,7 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	if a == anchorRetryDelay {
 		// "retryDelay" as a word of its own: aws-sdk-js's "totalRetryDelay"
 		// is the client's own delay already spent, in milliseconds.
-		if s := e + 1 - len("retrydelay"); s > 0 && (msg[s-1] >= 'a' && msg[s-1] <= 'z' || msg[s-1] >= 'A' && msg[s-1] <= 'Z') {
+		if s := e + 1 - len("retrydelay"); s > 0 && wordByte(msg, s-1) {
 			return 0, at, false
 		}
 	}
@@ -271,7 +271,7 @@ func readNumberBefore(s string, i int) (float64, bool) {
 	for j > 0 && i-j < 12 && (isDigit(s[j-1]) || s[j-1] == '.') {
 		j--
 	}
-	if j == i || s[j] == '.' || j > 0 && (s[j-1] >= 'a' && s[j-1] <= 'z' || s[j-1] >= 'A' && s[j-1] <= 'Z' || isDigit(s[j-1])) {
+	if j == i || s[j] == '.' || j > 0 && (wordByte(s, j-1) || isDigit(s[j-1])) {
 		return 0, false
 	}
 	f, n := readNumber(s[j:i])
