@@ -68,8 +68,11 @@ func classifyName(name string) nameKind {
 			continue
 		}
 		if isUpper(c) {
-			if start >= 0 && (isLower(name[i-1]) || (i+1 < len(name) && isLower(name[i+1]))) {
-				closeWord(i) // a hump: aB, or the last capital of ABc
+			// A hump: aB followed by a letter, or the last capital of ABc.
+			// A capital that ends the name ("Api_keY") starts no word.
+			nextLetter := i+1 < len(name) && (isLower(name[i+1]) || isUpper(name[i+1]))
+			if start >= 0 && (isLower(name[i-1]) && nextLetter || (i+1 < len(name) && isLower(name[i+1]))) {
+				closeWord(i)
 			}
 			c += 'a' - 'A'
 		}

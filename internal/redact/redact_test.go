@@ -53,6 +53,7 @@ func TestClassifyName(t *testing.T) {
 		"max_tokens": notSecret, "token_type": notSecret, "promptTokenCount": notSecret, "monkey": notSecret,
 		"keyboard": notSecret, "passage": notSecret, "request_id": notSecret, "id": notSecret, "": notSecret,
 		"tokens": notSecret, "ID": notSecret, "expires_in": notSecret,
+		"Api_keY": strongSecret, // a capital that ends the name starts no word
 	}
 	for name, want := range tests {
 		if got := classifyName(name); got != want {
