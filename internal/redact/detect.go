@@ -148,7 +148,7 @@ func run(t string, i int, ok func(byte) bool) (end, n int) {
 		for e < len(t) && ok(t[e]) {
 			e++
 		}
-		if e == k || !looksRandom(t[k:e]) {
+		if e == k || !looksRandom(t[k:e]) || startsKey(t, k) {
 			return j, n
 		}
 		j = k
@@ -274,7 +274,12 @@ const pemBegin = "-----BEGIN "
 func (sc *scanner) pem(i int) {
 	t := sc.t
 	ls := i + len(pemBegin)
-	le := strings.Index(t[ls:min(len(t), ls+80)], "-----")
+	// The label runs to the next "-----" however long it is: a bound on
+	// its length would let the redaction of a secret inside the label
+	// shorten it under the bound, so that a second pass found a block the
+	// first did not. Each search stops at the next "-----", where any later
+	// BEGIN line starts, so the scan stays linear.
+	le := strings.Index(t[ls:], "-----")
 	if le < 0 || !strings.Contains(t[ls:ls+le], "PRIVATE KEY") {
 		return
 	}

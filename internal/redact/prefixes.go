@@ -1,5 +1,7 @@
 package redact
 
+import "strings"
+
 // keyPrefix is the documented start of a vendor's API key or token. A
 // token that starts with it at a word boundary and has at least minBody
 // more key characters is a secret.
@@ -86,3 +88,19 @@ var prefixesByFirst = func() (t [128][]keyPrefix) {
 	}
 	return t
 }()
+
+// startsKey reports whether t[k:] starts with a vendor's key prefix. The
+// next line of a wrapped run that starts with one is a key of its own (the
+// prefix detector reads it, with its own wrapped lines), not more of the
+// key before.
+func startsKey(t string, k int) bool {
+	if t[k] >= 128 {
+		return false
+	}
+	for _, p := range prefixesByFirst[t[k]] {
+		if strings.HasPrefix(t[k:], p.prefix) {
+			return true
+		}
+	}
+	return false
+}

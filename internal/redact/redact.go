@@ -19,17 +19,63 @@ const Marker = "[redacted]"
 // String returns s with every secret replaced by Marker. Non-secret labels
 // around a secret (a parameter's name, "Bearer ", a URL's user name, the
 // BEGIN line of a PEM block) stay.
+//
+// The result is settled: String(String(s)) == String(s). A marker can
+// change how the text around it reads (a value grows from one character to
+// ten and now looks generated; a PEM label shrinks), so when a pass found
+// secrets the result is read again, and redacted again, until a pass
+// changes nothing. Text that has not settled after maxPasses passes, which
+// only constructed input reaches, is replaced whole by Marker.
 func String(s string) string {
 	spans := Find(s)
 	if len(spans) == 0 {
 		return s
 	}
-	return string(appendSpans(make([]byte, 0, len(s)), s, spans))
+	return settle(string(appendSpans(make([]byte, 0, len(s)), s, spans)))
 }
 
-// Append appends s to dst with every secret replaced by Marker.
+// Append appends String(s) to dst.
 func Append(dst []byte, s string) []byte {
-	return appendSpans(dst, s, Find(s))
+	spans := Find(s)
+	if len(spans) == 0 {
+		return append(dst, s...)
+	}
+	n := len(dst)
+	dst = appendSpans(dst, s, spans)
+	out := string(dst[n:])
+	if again := settle(out); again != out {
+		dst = append(dst[:n], again...)
+	}
+	return dst
+}
+
+// maxPasses bounds the passes of settle. Real text settles in one.
+const maxPasses = 4
+
+// settle redacts the output of a pass until a pass changes nothing.
+func settle(out string) string {
+	for range maxPasses {
+		spans := Find(out)
+		if !changes(out, spans) {
+			return out
+		}
+		out = string(appendSpans(make([]byte, 0, len(out)), out, spans))
+	}
+	if spans := Find(out); !changes(out, spans) {
+		return out
+	}
+	return Marker
+}
+
+// changes reports whether replacing spans of s by Marker changes s: whether
+// some span is not exactly a marker already there.
+func changes(s string, spans [][2]int) bool {
+	for _, sp := range spans {
+		if s[sp[0]:sp[1]] != Marker {
+			return true
+		}
+	}
+	return false
 }
 
 func appendSpans(dst []byte, s string, spans [][2]int) []byte {

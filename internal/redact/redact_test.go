@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -116,5 +117,49 @@ func TestStringKeepsLabels(t *testing.T) {
 		if got := String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestStringSettles covers texts whose first pass leaves something a second
+// pass would redact: String reads its own output again until it settles,
+// and Append gives the same text.
+func TestStringSettles(t *testing.T) {
+	tests := []struct{ in, want string }{
+		// The inner value "0" becomes a marker, after which the outer
+		// value is long enough to look generated.
+		{"!keY:A0keY:0", "!keY:[redacted]"},
+		// A PEM label holding a long secret.
+		{"-----BEGIN KEY:" + strings.Repeat("0", 60) + " PRIVATE KEY-----0", "-----BEGIN KEY:[redacted] PRIVATE KEY-----[redacted]"},
+		{Marker, Marker},
+		{"key=" + Marker, "key=" + Marker},
+	}
+	for _, tt := range tests {
+		got := String(tt.in)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("String(%q) (-want +got):\n%s", tt.in, diff)
+		}
+		if again := String(got); again != got {
+			t.Errorf("String(String(%q)) = %q, want %q", tt.in, again, got)
+		}
+		if app := string(Append([]byte("> "), tt.in)); app != "> "+got {
+			t.Errorf("Append(%q) = %q, want %q", tt.in, app, "> "+got)
+		}
+	}
+}
+
+// TestWrappedRunStopsAtNewKey: a key carried over a line break does not
+// swallow the start of the next line when that line starts a vendor key of
+// its own, which is then redacted whole.
+func TestWrappedRunStopsAtNewKey(t *testing.T) {
+	in := "ABIA00000000\nya29.Q1w2E3r4T5y6U7i8O9p0\r\nA1s2D3f4G5h6J7k8(0"
+	got := String(in)
+	for _, body := range []string{"Q1w2E3r4", "A1s2D3f4"} {
+		if strings.Contains(got, body) {
+			t.Errorf("String(%q) = %q leaks %q", in, got, body)
+		}
+	}
+	// A wrapped key whose next line does not start a key stays one key.
+	if got, want := String("sk-Q1w2E3r4T5y6\nU7i8O9p0A1s2 ok"), "[redacted] ok"; got != want {
+		t.Errorf("wrapped key: got %q, want %q", got, want)
 	}
 }
