@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzNormalizePhrase checks the normaliser: idempotent, trimmed, single
@@ -138,6 +140,70 @@ func FuzzClauses(f *testing.F) {
 		}
 		if got := h.HasCombo(0); got != want {
 			t.Fatalf("%q: automaton %v, oracle %v", text, got, want)
+		}
+	})
+}
+
+// oneStream is Scan without the two-stream path.
+func oneStream(m *Matcher, text string, h *Hits, anchors []int32, firstEnd []int) {
+	var cur cursor
+	m.scan(&cur, text, 0, len(text), h, anchors, firstEnd)
+}
+
+// twoStreamCase compiles phrases (with concepts, a combination, anchors
+// and the id markers) and scans text both ways; it returns what differs.
+func twoStreamCase(phrases []string, text string) string {
+	all := append(slices.Clone(phrases), IDMarkers()...)
+	concepts := make([]Mask, len(all))
+	for i := range phrases {
+		concepts[i].Add(i % 3)
+	}
+	for i := len(phrases); i < len(all); i++ {
+		concepts[i].Add(IDMarker)
+	}
+	m, err := New(all, concepts, []Mask{{3, 0}, {6, 0}})
+	if err != nil {
+		return ""
+	}
+	anchors := []int32{0, 1, int32(len(all) - 1)}
+	words := (len(all) + 63) / 64
+	h1, h2 := Hits{Set: make([]uint64, words)}, Hits{Set: make([]uint64, words)}
+	e1, e2 := []int{-1, -1, -1}, []int{-1, -1, -1}
+	m.Scan(text, &h1, anchors, e1)
+	oneStream(m, text, &h2, anchors, e2)
+	if diff := cmp.Diff(h2, h1, cmp.AllowUnexported(Hits{})); diff != "" {
+		return "hits (-one stream +Scan):\n" + diff
+	}
+	if diff := cmp.Diff(e2, e1); diff != "" {
+		return "first ends (-one stream +Scan):\n" + diff
+	}
+	return ""
+}
+
+// FuzzTwoStreams checks that a long text, read as two streams, gives
+// exactly what one stream gives: the same phrases, combinations and first
+// ends, whether the streams meet cleanly at the line break or not.
+func FuzzTwoStreams(f *testing.F) {
+	f.Add("rate limit\x00limit\x00quota\x00exceed", "Rate_Limit exceeded; QUOTA", "-exceeded x://a;b")
+	f.Add("bad gateway\x00gateway", "<p>bad", "gateway</p> request id: abc123 quota")
+	f.Add("a b\x00b", "a", " b")
+	f.Add("quota\x00exceed", "quota ", "exceed.")
+	f.Fuzz(func(t *testing.T, blob, a, b string) {
+		var phrases []string
+		for _, p := range strings.Split(blob, "\x00") {
+			if n := Normalize(p); n != "" && !slices.Contains(phrases, n) && len(phrases) < 32 {
+				phrases = append(phrases, n)
+			}
+		}
+		if len(phrases) < 2 || len(a)+len(b) == 0 {
+			return
+		}
+		text := a
+		for len(text) < twoStreamMin+len(a) {
+			text += "\n" + b + a
+		}
+		if d := twoStreamCase(phrases, text); d != "" {
+			t.Fatalf("%q in %q: %s", phrases, text, d)
 		}
 	})
 }

@@ -85,21 +85,11 @@ const MaxStates = 1<<15 - 1
 // the bytes where no phrase ends.
 const hitBit = 1 << 15
 
-// Byte kinds the scan loop tells apart with one table look-up.
-const (
-	kindSpace   = 1 << iota // normalises to a space
-	kindSpecial             // may end a clause or start an identifier: look closer
-)
-
-// byteKind maps an input byte to its kind bits.
-var byteKind = func() (t [256]uint8) {
-	for i := range t {
-		if normByte[i] == ' ' {
-			t[i] |= kindSpace
-		}
-	}
+// special marks the bytes that may end a clause or start an identifier:
+// the scan looks closer at them. Every other byte is one transition.
+var special = func() (t [256]bool) {
 	for _, b := range []byte{'.', '!', '?', ';', '|', '\n', ':', '/', 0xE3} {
-		t[b] |= kindSpecial
+		t[b] = true
 	}
 	return t
 }()
@@ -209,6 +199,8 @@ func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 	nc := m.nclass
 	m.delta = make([]uint16, nc, 64*nc)
 	m.own = []int32{-1}
+	// afterSpace[s]: the string of state s ends with a space.
+	afterSpace := []bool{false}
 	for id, p := range phrases {
 		s := 0
 		for i := 0; i < len(p); i++ {
@@ -221,6 +213,7 @@ func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 				}
 				m.delta = append(m.delta, make([]uint16, nc)...)
 				m.own = append(m.own, -1)
+				afterSpace = append(afterSpace, p[i] == ' ')
 				m.delta[s*nc+c] = uint16(n)
 			}
 			s = n
@@ -271,6 +264,16 @@ func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 			}
 		}
 	}
+	// Runs of spaces read as one: a state whose string ends with a space
+	// stays where it is on another space. (No phrase ends with a space, so
+	// no phrase ends there.) The scan then needs no branch for a run.
+	if sp := int(m.class[' ']); sp != 0 {
+		for s, after := range afterSpace {
+			if after {
+				m.delta[s*nc+sp] = uint16(s)
+			}
+		}
+	}
 	// Fold "a phrase ends there" into the transitions, so that the scan
 	// reads one table per byte.
 	for i, n := range m.delta {
@@ -305,111 +308,235 @@ func (h *Hits) HasCombo(k int32) bool { return h.combos.Has(int(k)) }
 // the phrases ending there are those on its dictionary chain, and once a
 // phrase on the chain is already in h, so is every phrase after it (they
 // were all found together, at its first occurrence). The concepts of a
-// state are precomputed over its whole chain.
+// state are precomputed over its whole chain. A text of 2 KiB or more is
+// read as two streams that advance together (see twoStreamMin), with the
+// same result as one.
 func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
-	state := 0
-	prevSpace := true
-	nc := m.nclass
-	var clause Mask    // concepts seen in the current clause
-	pendingID := false // an id marker was read; its token is still to come
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if pendingID {
-			switch {
-			case alnum(c):
-				// The identifier reads as one space.
-				pendingID = false
-				if !prevSpace {
-					state = int(m.delta[state*nc+int(m.raw[' '])] &^ hitBit)
-					prevSpace = true
-				}
-				for i+1 < len(text) && !identEnd[text[i+1]] {
-					i++
-				}
-				continue
-			case c == ':' || c == '=' || c == '"' || c == '\'' || c == ' ' || c == '#':
-			default:
-				pendingID = false
-			}
+	if len(text) >= twoStreamMin && len(h.Set) <= maxSetWords && len(anchors) <= maxAnchors {
+		if s := splitPoint(text); s > 0 {
+			m.scanTwo(text, s, h, anchors, firstEnd)
+			return
 		}
-		k := byteKind[c]
-		if k != 0 {
-			if k&kindSpecial != 0 {
-				if skip := identifierEnd(text, i); skip > i {
-					// An identifier reads as one space.
-					if !prevSpace {
-						state = int(m.delta[state*nc+int(m.raw[' '])] &^ hitBit)
-						prevSpace = true
-					}
-					i = skip - 1
-					continue
-				}
-				if clauseEnds(text, i) {
-					clause = Mask{}
-				}
-			}
-			if k&kindSpace != 0 {
-				if prevSpace {
-					continue
-				}
-				prevSpace = true
-			} else {
-				prevSpace = false
-			}
-		} else {
-			prevSpace = false
+	}
+	var cur cursor
+	m.scan(&cur, text, 0, len(text), h, anchors, firstEnd)
+}
+
+// A cursor is where one scan stands between two bytes.
+type cursor struct {
+	state     int
+	clause    Mask // concepts seen in the current clause
+	pendingID bool // an id marker was read; its token is still to come
+}
+
+// fresh reports whether c is where a scan stands at the start of a text.
+func (c *cursor) fresh() bool { return c.state == 0 && c.clause == Mask{} && !c.pendingID }
+
+// scan moves cur over text[i:to] and returns where it stopped: to, or
+// past it when an identifier that starts before to runs on.
+func (m *Matcher) scan(cur *cursor, text string, i, to int, h *Hits, anchors []int32, firstEnd []int) int {
+	// The state lives in a local between the calls, so that the chain of
+	// look-ups does not go through memory.
+	nc := m.nclass
+	state := cur.state
+	for i < to {
+		c := text[i]
+		if cur.pendingID || special[c] {
+			cur.state = state
+			i = m.step(cur, text, i, h, anchors, firstEnd)
+			state = cur.state
+			continue
 		}
 		next := m.delta[state*nc+int(m.raw[c])]
 		state = int(next &^ hitBit)
-		if next&hitBit == 0 {
+		if next&hitBit != 0 {
+			cur.state = state
+			m.found(cur, i, h, anchors, firstEnd)
+		}
+		i++
+	}
+	cur.state = state
+	return i
+}
+
+// step moves cur over the byte at i, or over the identifier that starts
+// there, and returns the index of the next byte to read.
+func (m *Matcher) step(cur *cursor, text string, i int, h *Hits, anchors []int32, firstEnd []int) int {
+	nc := m.nclass
+	space := int(m.raw[' '])
+	c := text[i]
+	if cur.pendingID {
+		switch {
+		case alnum(c):
+			// The identifier reads as one space.
+			cur.pendingID = false
+			cur.state = int(m.delta[cur.state*nc+space] &^ hitBit)
+			for i+1 < len(text) && !identEnd[text[i+1]] {
+				i++
+			}
+			return i + 1
+		case c == ':' || c == '=' || c == '"' || c == '\'' || c == ' ' || c == '#':
+		default:
+			cur.pendingID = false
+		}
+	}
+	if special[c] {
+		if skip := identifierEnd(text, i); skip > i {
+			// An identifier reads as one space.
+			cur.state = int(m.delta[cur.state*nc+space] &^ hitBit)
+			return skip
+		}
+		if clauseEnds(text, i) {
+			cur.clause = Mask{}
+		}
+	}
+	next := m.delta[cur.state*nc+int(m.raw[c])]
+	cur.state = int(next &^ hitBit)
+	if next&hitBit != 0 {
+		m.found(cur, i, h, anchors, firstEnd)
+	}
+	return i + 1
+}
+
+// found records the phrases and concepts that end at cur.state, the byte
+// at i being their last.
+func (m *Matcher) found(cur *cursor, i int, h *Hits, anchors []int32, firstEnd []int) {
+	t := int(m.first[cur.state])
+	for t != 0 {
+		id := m.own[t]
+		w := &h.Set[id>>6]
+		bit := uint64(1) << (uint(id) & 63)
+		if *w&bit != 0 {
+			break
+		}
+		*w |= bit
+		for k, a := range anchors {
+			if a == id {
+				firstEnd[k] = i
+			}
+		}
+		t = int(m.dict[t])
+	}
+	cm := &m.concept[cur.state]
+	n0, n1 := cm[0]&^cur.clause[0], cm[1]&^cur.clause[1] // concepts new to the clause
+	if n0|n1 == 0 {
+		return
+	}
+	const idBit = uint64(1) << (IDMarker & 63)
+	if n1&idBit != 0 {
+		cur.pendingID = true
+		n1 &^= idBit
+	}
+	// Only the combinations that name a concept new to the clause, and
+	// that no clause completed yet, can complete now.
+	var cand Mask
+	for b := n0; b != 0; b &= b - 1 {
+		c := &m.byConcept[bits.TrailingZeros64(b)]
+		cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
+	}
+	for b := n1; b != 0; b &= b - 1 {
+		c := &m.byConcept[64|bits.TrailingZeros64(b)]
+		cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
+	}
+	cur.clause[0] |= n0
+	cur.clause[1] |= n1
+	for w := range cand {
+		for b := cand[w] &^ h.combos[w]; b != 0; b &= b - 1 {
+			k := w<<6 | bits.TrailingZeros64(b)
+			if m.combos[k].subset(cur.clause) {
+				h.combos.Add(k)
+			}
+		}
+	}
+}
+
+// Bounds of the two-stream scan. A text of twoStreamMin bytes or more is
+// read as two streams, one from its start and one from a line break near
+// its middle, advanced together byte by byte: the two chains of table
+// look-ups do not wait on each other, so the processor runs them side by
+// side. The second stream keeps its findings apart (on the stack, hence
+// the bounds on phrases and anchors) until the first reaches the line
+// break.
+const (
+	twoStreamMin = 2048
+	maxSetWords  = 64 // phrases: 4096
+	maxAnchors   = 32
+	splitReach   = 4096 // how far past the middle a line break is looked for
+)
+
+// splitPoint returns the index just after a line break near the middle of
+// text, or 0 when there is none within reach.
+func splitPoint(text string) int {
+	mid := len(text) / 2
+	end := min(len(text)-1, mid+splitReach)
+	for i := mid; i < end; i++ {
+		if text[i] == '\n' {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// scanTwo is Scan as two streams split at s. The second stream starts as
+// a scan starts, fresh. When the first reaches s in that same place (no
+// phrase, clause, identifier or id marker runs over the line break, which
+// is the rule), the text read from s on is read exactly as one stream
+// would, and the findings are merged; otherwise the first stream goes on
+// alone to the end and the second's findings are dropped. The result is
+// the one-stream result either way.
+func (m *Matcher) scanTwo(text string, s int, h *Hits, anchors []int32, firstEnd []int) {
+	var set2 [maxSetWords]uint64
+	h2 := Hits{Set: set2[:len(h.Set)], combos: h.combos}
+	copy(h2.Set, h.Set)
+	var end0, end2 [maxAnchors]int
+	copy(end0[:], firstEnd)
+	copy(end2[:], firstEnd)
+	fe2 := end2[:len(anchors)]
+
+	// As in scan, the two states live in locals between the calls.
+	nc := m.nclass
+	var a, b cursor
+	sa, sb := 0, 0
+	i, j := 0, s
+	for i < s && j < len(text) {
+		ci, cj := text[i], text[j]
+		if a.pendingID || b.pendingID || special[ci] || special[cj] {
+			a.state, b.state = sa, sb
+			i = m.step(&a, text, i, h, anchors, firstEnd)
+			j = m.step(&b, text, j, &h2, anchors, fe2)
+			sa, sb = a.state, b.state
 			continue
 		}
-		t := int(m.first[state])
-		for t != 0 {
-			id := m.own[t]
-			w := &h.Set[id>>6]
-			bit := uint64(1) << (uint(id) & 63)
-			if *w&bit != 0 {
-				break
+		ni := m.delta[sa*nc+int(m.raw[ci])]
+		nj := m.delta[sb*nc+int(m.raw[cj])]
+		sa, sb = int(ni&^hitBit), int(nj&^hitBit)
+		if (ni|nj)&hitBit != 0 {
+			a.state, b.state = sa, sb
+			if ni&hitBit != 0 {
+				m.found(&a, i, h, anchors, firstEnd)
 			}
-			*w |= bit
-			for k, a := range anchors {
-				if a == id {
-					firstEnd[k] = i
-				}
+			if nj&hitBit != 0 {
+				m.found(&b, j, &h2, anchors, fe2)
 			}
-			t = int(m.dict[t])
 		}
-		cm := &m.concept[state]
-		n0, n1 := cm[0]&^clause[0], cm[1]&^clause[1] // concepts new to the clause
-		if n0|n1 == 0 {
-			continue
-		}
-		const idBit = uint64(1) << (IDMarker & 63)
-		if n1&idBit != 0 {
-			pendingID = true
-			n1 &^= idBit
-		}
-		// Only the combinations that name a concept new to the clause,
-		// and that no clause completed yet, can complete now.
-		var cand Mask
-		for b := n0; b != 0; b &= b - 1 {
-			c := &m.byConcept[bits.TrailingZeros64(b)]
-			cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
-		}
-		for b := n1; b != 0; b &= b - 1 {
-			c := &m.byConcept[64|bits.TrailingZeros64(b)]
-			cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
-		}
-		clause[0] |= n0
-		clause[1] |= n1
-		for w := range cand {
-			for b := cand[w] &^ h.combos[w]; b != 0; b &= b - 1 {
-				k := w<<6 | bits.TrailingZeros64(b)
-				if m.combos[k].subset(clause) {
-					h.combos.Add(k)
-				}
-			}
+		i++
+		j++
+	}
+	a.state, b.state = sa, sb
+	i = m.scan(&a, text, i, s, h, anchors, firstEnd)
+	if i != s || !a.fresh() {
+		m.scan(&a, text, i, len(text), h, anchors, firstEnd)
+		return
+	}
+	m.scan(&b, text, j, len(text), &h2, anchors, fe2)
+	for w := range h.Set {
+		h.Set[w] |= h2.Set[w]
+	}
+	h.combos[0] |= h2.combos[0]
+	h.combos[1] |= h2.combos[1]
+	for k := range anchors {
+		if firstEnd[k] == end0[k] {
+			firstEnd[k] = fe2[k]
 		}
 	}
 }

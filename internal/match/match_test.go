@@ -232,3 +232,35 @@ func TestWideMasks(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoStreams reads long texts whose middle line break falls in each
+// kind of place: between clauses, inside a phrase that runs over the break,
+// inside a clause whose concepts lie on both sides, after an id marker, and
+// inside an identifier. Two streams must give what one gives.
+func TestTwoStreams(t *testing.T) {
+	phrases := []string{"bad gateway", "quota", "exceed", "gateway", "limit"}
+	pad := strings.Repeat("lorem ipsum dolor sit amet, ", 40) // no phrase
+	tests := map[string]struct{ before, after string }{
+		"clean break":          {"all fine.", "quota exceeded"},
+		"phrase over break":    {"a bad", "gateway here"},
+		"clause over break":    {"the quota", "exceed; ok"},
+		"id marker at the end": {"request id:", "quota7 exceeded"},
+		"identifier":           {"see https://x.io/a", "b quota"},
+		"no break near middle": {"", ""},
+		"limit at both ends":   {"limit", "limit"},
+	}
+	for name, tt := range tests {
+		head := pad + pad + tt.before
+		text := head + "\n" + tt.after + " " + pad + " gateway exceed"
+		split := len(head) + 1
+		if name == "no break near middle" {
+			text, split = strings.Repeat(pad, 12), 0
+		}
+		if got := splitPoint(text); len(text) < twoStreamMin || got != split {
+			t.Fatalf("%s: %d bytes split at %d, want at least %d bytes split at %d", name, len(text), got, twoStreamMin, split)
+		}
+		if d := twoStreamCase(phrases, text); d != "" {
+			t.Errorf("%s: %s", name, d)
+		}
+	}
+}
