@@ -86,7 +86,11 @@ func TestConceptWordings(t *testing.T) {
 		{"当前请求人数较多，请稍后再试", conceptVerdict{Transient, ReasonOverloaded}},
 		{"模型输入token过多", conceptVerdict{Overflow, ReasonContextWindow}},
 		{"llama_decode: failed to find a memory slot for batch; the KV cache is full", conceptVerdict{Overflow, ReasonContextWindow}},
-		{"max_tokens: 10000 tokens exceeds the model's limit of 8192 output tokens", conceptVerdict{Unknown, ""}},
+		// An output budget over the model's bound: the request must ask for less; no overflow.
+		{"max_tokens: 10000 tokens exceeds the model's limit of 8192 output tokens", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"The maximum tokens you requested exceeds the model limit of 32768.", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"max_new_tokens is larger than what this model allows", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"Context limit reached · /compact or /clear to continue", conceptVerdict{Overflow, ReasonContextWindow}},
 		{"litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{"The api_key client option must be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable", conceptVerdict{Permanent, ReasonAuth}},
 		{"io.grpc.StatusRuntimeException: UNAVAILABLE: io exception", conceptVerdict{Transient, ReasonServer}},
