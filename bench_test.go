@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/erradvisor/erradvisor/internal/match"
 )
 
 // baselinePatterns is an ordered table of case-insensitive regular
@@ -364,5 +366,21 @@ func BenchmarkClassifyVsCeiling1MiB(b *testing.B) {
 	}
 	if tc > 0 {
 		b.ReportMetric(float64(td)/float64(tc), "x-of-ceiling")
+	}
+}
+
+// TestTwoStreamBounds checks that the default rules and the anchors fit the
+// bounds under which the scan reads a long text as two streams, so that
+// BenchmarkClassify1MiBHTML measures that path.
+func TestTwoStreamBounds(t *testing.T) {
+	c, err := defaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.m.NumPhrases(); n > match.TwoStreamPhrases {
+		t.Errorf("%d phrases, more than the %d of the two-stream scan", n, match.TwoStreamPhrases)
+	}
+	if numAnchors > match.TwoStreamAnchors {
+		t.Errorf("%d anchors, more than the %d of the two-stream scan", numAnchors, match.TwoStreamAnchors)
 	}
 }

@@ -22,6 +22,7 @@ const (
 	// Structured fields come first: they state the wait exactly.
 	anchorRetryDelay = iota
 	anchorResetsInSeconds
+	anchorResetSeconds
 	anchorEstimatedTime
 	anchorEstimatedTimeSingle
 	anchorTryAgainIn
@@ -71,6 +72,7 @@ var anchorPhrases = [NumAnchors]string{
 	anchorResetsIn:            "resets in",
 	anchorResetIn:             "reset in",
 	anchorResetsInSeconds:     "resets in seconds",
+	anchorResetSeconds:        "\"reset seconds\"",
 	anchorEstimatedTime:       "\"estimated time\"",
 	anchorEstimatedTimeSingle: "'estimated time'",
 	anchorWait:                "wait",
@@ -186,8 +188,9 @@ func Body(msg string, ends *[NumAnchors]int, at time.Time) (wait time.Duration, 
 // it comes back as at.
 func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	switch a {
-	case anchorResetsInSeconds, anchorEstimatedTime, anchorEstimatedTimeSingle:
-		// Seconds as a bare number: "resets_in_seconds": 300, and Hugging
+	case anchorResetsInSeconds, anchorResetSeconds, anchorEstimatedTime, anchorEstimatedTimeSingle:
+		// Seconds as a bare number: "resets_in_seconds": 300, a gateway's
+		// "reset_seconds": 10 beside its cooldown, and Hugging
 		// Face's loading estimate, "estimated_time": 20.0 (or a Python
 		// client's 'estimated_time': 20.0).
 		if f, ok := readNumberAfter(msg, e+1); ok {

@@ -459,9 +459,17 @@ func (m *Matcher) found(cur *cursor, i int, h *Hits, anchors []int32, firstEnd [
 // break.
 const (
 	twoStreamMin = 2048
-	maxSetWords  = 64 // phrases: 4096
-	maxAnchors   = 32
+	maxSetWords  = TwoStreamPhrases / 64
+	maxAnchors   = TwoStreamAnchors
 	splitReach   = 4096 // how far past the middle a line break is looked for
+)
+
+// TwoStreamPhrases and TwoStreamAnchors bound the Matchers and the anchor
+// lists for which [Matcher.Scan] reads a long text as two streams; beyond
+// them it reads one stream, with the same result, more slowly.
+const (
+	TwoStreamPhrases = 4096
+	TwoStreamAnchors = 32
 )
 
 // splitPoint returns the index just after a line break near the middle of
