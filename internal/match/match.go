@@ -104,6 +104,7 @@ type Matcher struct {
 	dict    []uint16 // state -> nearest state on its failure chain with a phrase, or 0
 	first   []uint16 // state -> itself when it ends a phrase, else dict; 0: no phrase ends here
 	concept []Mask   // state -> concepts of every phrase ending there (on its chain)
+	cand    []Mask   // state -> the combinations that name one of its concepts
 	nphrase int
 
 	// combos are the concept combinations rules ask for, each a mask of
@@ -274,6 +275,18 @@ func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 			}
 		}
 	}
+	// The combinations each state's concepts can complete, so that a hit
+	// needs no loop over its concepts.
+	m.cand = make([]Mask, states)
+	for s, cm := range m.concept {
+		for w := range cm {
+			for b := cm[w]; b != 0; b &= b - 1 {
+				c := &m.byConcept[w<<6|bits.TrailingZeros64(b)]
+				m.cand[s][0] |= c[0]
+				m.cand[s][1] |= c[1]
+			}
+		}
+	}
 	// Fold "a phrase ends there" into the transitions, so that the scan
 	// reads one table per byte.
 	for i, n := range m.delta {
@@ -427,19 +440,12 @@ func (m *Matcher) found(cur *cursor, i int, h *Hits, anchors []int32, firstEnd [
 		cur.pendingID = true
 		n1 &^= idBit
 	}
-	// Only the combinations that name a concept new to the clause, and
-	// that no clause completed yet, can complete now.
-	var cand Mask
-	for b := n0; b != 0; b &= b - 1 {
-		c := &m.byConcept[bits.TrailingZeros64(b)]
-		cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
-	}
-	for b := n1; b != 0; b &= b - 1 {
-		c := &m.byConcept[64|bits.TrailingZeros64(b)]
-		cand[0], cand[1] = cand[0]|c[0], cand[1]|c[1]
-	}
 	cur.clause[0] |= n0
 	cur.clause[1] |= n1
+	// A combination not found yet that names one of the state's concepts
+	// may complete now (one that names none of them was checked when its
+	// last concept came).
+	cand := &m.cand[cur.state]
 	for w := range cand {
 		for b := cand[w] &^ h.combos[w]; b != 0; b &= b - 1 {
 			k := w<<6 | bits.TrailingZeros64(b)
