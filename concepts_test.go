@@ -91,6 +91,10 @@ func TestConceptWordings(t *testing.T) {
 		{"The maximum tokens you requested exceeds the model limit of 32768.", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{"max_new_tokens is larger than what this model allows", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{"Context limit reached · /compact or /clear to continue", conceptVerdict{Overflow, ReasonContextWindow}},
+		// An attachment over its own bound: shrink it; compacting does not help.
+		{"The uploaded image is larger than the 20 MB limit", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"图片大小超过 10MB 限制", conceptVerdict{Permanent, ReasonInvalidRequest}},
+		{"attachment exceeds maximum size of 25 MB", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{"litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.", conceptVerdict{Permanent, ReasonInvalidRequest}},
 		{"The api_key client option must be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable", conceptVerdict{Permanent, ReasonAuth}},
 		{"io.grpc.StatusRuntimeException: UNAVAILABLE: io exception", conceptVerdict{Transient, ReasonServer}},
