@@ -274,7 +274,7 @@ func TestClassifyEndToEnd(t *testing.T) {
 		},
 		{
 			name: "Converse 400 ValidationException max tokens over the model limit", handler: respond(errMaxTokensLimit), call: converse,
-			want:       c(erradvisor.Permanent, erradvisor.ReasonInvalidRequest, "status.400"),
+			want:       c(erradvisor.Permanent, erradvisor.ReasonInvalidRequest, "invalid.output_budget"),
 			wantStatus: 400, wantCode: "ValidationException", wantMessage: "ValidationException: " + errMaxTokensLimit.message, wantHTTP: true,
 		},
 		{
