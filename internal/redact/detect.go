@@ -171,15 +171,8 @@ func (sc *scanner) prefix(i int) {
 		if !strings.HasPrefix(t[i:], p.prefix) {
 			continue
 		}
-		ok := isKeyChar
-		switch {
-		case p.dots:
-			ok = isKeyOrDot
-		case p.slashes:
-			ok = isKeyOrSlash
-		}
 		b := i + len(p.prefix)
-		end, _ := run(t, b, ok)
+		end, _ := run(t, b, p.accepts())
 		end = trimDots(t, b, end)
 		if countKey(t[b:end]) >= p.minBody {
 			sc.add(i, end)
@@ -274,13 +267,13 @@ const pemBegin = "-----BEGIN "
 func (sc *scanner) pem(i int) {
 	t := sc.t
 	ls := i + len(pemBegin)
-	// The label runs to the next "-----" however long it is: a bound on
-	// its length would let the redaction of a secret inside the label
-	// shorten it under the bound, so that a second pass found a block the
-	// first did not. Each search stops at the next "-----", where any later
-	// BEGIN line starts, so the scan stays linear.
+	// The label runs to the next "-----" on its line however long it is:
+	// a bound on its length would let the redaction of a secret inside the
+	// label shorten it under the bound, so that a second pass found a block
+	// the first did not. Each search stops at the next "-----", where any
+	// later BEGIN line starts, so the scan stays linear.
 	le := strings.Index(t[ls:], "-----")
-	if le < 0 || !strings.Contains(t[ls:ls+le], "PRIVATE KEY") {
+	if le < 0 || strings.IndexByte(t[ls:ls+le], '\n') >= 0 || !strings.Contains(t[ls:ls+le], "PRIVATE KEY") {
 		return
 	}
 	body := ls + le + len("-----")

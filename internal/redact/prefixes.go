@@ -89,18 +89,63 @@ var prefixesByFirst = func() (t [128][]keyPrefix) {
 	return t
 }()
 
-// startsKey reports whether t[k:] starts with a vendor's key prefix. The
-// next line of a wrapped run that starts with one is a key of its own (the
-// prefix detector reads it, with its own wrapped lines), not more of the
-// key before.
+// accepts returns the test for the characters of the key's body.
+func (p keyPrefix) accepts() func(byte) bool {
+	switch {
+	case p.dots:
+		return isKeyOrDot
+	case p.slashes:
+		return isKeyOrSlash
+	}
+	return isKeyChar
+}
+
+// startsKey reports whether a vendor's key that the prefix detector will
+// redact starts at t[k]: its prefix, then at least minBody characters of
+// body, counted across wrapped lines as run counts them. The next line of a
+// wrapped run that starts such a key is that key, not more of the key
+// before; a line that starts with a prefix but is too short to be a key on
+// its own stays part of the run, so that it is redacted with it.
 func startsKey(t string, k int) bool {
 	if t[k] >= 128 {
 		return false
 	}
 	for _, p := range prefixesByFirst[t[k]] {
-		if strings.HasPrefix(t[k:], p.prefix) {
+		if strings.HasPrefix(t[k:], p.prefix) && reaches(t, k+len(p.prefix), p.accepts(), p.minBody) {
 			return true
 		}
 	}
 	return false
+}
+
+// reaches reports whether at least need characters accepted by ok follow
+// t[i], carried across line breaks as run carries them. It stops as soon as
+// it has counted need, so a call reads fewer than need characters before
+// the last line it looks at, and that line once.
+func reaches(t string, i int, ok func(byte) bool, need int) bool {
+	n, j := 0, i
+	for {
+		for j < len(t) && ok(t[j]) {
+			if n++; n >= need {
+				return true
+			}
+			j++
+		}
+		k := j
+		if k < len(t) && t[k] == '\r' {
+			k++
+		}
+		if k >= len(t) || t[k] != '\n' {
+			return false
+		}
+		k++
+		e := k
+		for e < len(t) && ok(t[e]) {
+			e++
+		}
+		if e == k || !looksRandom(t[k:e]) {
+			return false
+		}
+		j = k
+	}
 }

@@ -22,10 +22,11 @@ const Marker = "[redacted]"
 //
 // The result is settled: String(String(s)) == String(s). A marker can
 // change how the text around it reads (a value grows from one character to
-// ten and now looks generated; a PEM label shrinks), so when a pass found
-// secrets the result is read again, and redacted again, until a pass
-// changes nothing. Text that has not settled after maxPasses passes, which
-// only constructed input reaches, is replaced whole by Marker.
+// ten and now looks generated), so when a pass found secrets the result is
+// read again, and redacted again, until a pass changes nothing: a text
+// with secrets is read at least twice. Text that has not settled after
+// four further passes, which only constructed input reaches, is replaced
+// whole by Marker.
 func String(s string) string {
 	spans := Find(s)
 	if len(spans) == 0 {

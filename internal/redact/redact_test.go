@@ -163,3 +163,20 @@ func TestWrappedRunStopsAtNewKey(t *testing.T) {
 		t.Errorf("wrapped key: got %q, want %q", got, want)
 	}
 }
+
+// TestWrappedRunKeepsShortPrefixedTail: a wrapped line that starts with a
+// key prefix but is too short to be a key of its own stays part of the key
+// before it, and is redacted with it.
+func TestWrappedRunKeepsShortPrefixedTail(t *testing.T) {
+	for _, in := range []string{
+		"sk-Q1w2E3r4T5y6U7i8\nsk-A1b2",
+		"Bearer Q1w2E3r4T5y6U7i8O9\nsk-A1b2c3",
+	} {
+		got := String(in)
+		for _, tail := range []string{"A1b2", "Q1w2"} {
+			if strings.Contains(got, tail) {
+				t.Errorf("String(%q) = %q leaks %q", in, got, tail)
+			}
+		}
+	}
+}
