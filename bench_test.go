@@ -229,6 +229,40 @@ func TestClassifyAllocs(t *testing.T) {
 	}
 }
 
+// TestClassifyAllocsTwoStreams checks texts of 2 to 4 KiB with line breaks,
+// which the scan reads as two streams: fixtures joined line by line.
+func TestClassifyAllocsTwoStreams(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are measured without -race")
+	}
+	c, err := defaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	var sb strings.Builder
+	for _, fx := range loadFixtures(t) {
+		if namedZone.MatchString(fx.Message) || len(fx.Message) > 1024 {
+			continue
+		}
+		sb.WriteString(fx.Message)
+		sb.WriteByte('\n')
+		if sb.Len() >= 3072 {
+			texts = append(texts, sb.String())
+			sb.Reset()
+		}
+	}
+	if len(texts) < 50 {
+		t.Fatalf("only %d joined texts", len(texts))
+	}
+	for i, s := range texts {
+		f := Failure{Status: 500, Message: s}
+		if n := testing.AllocsPerRun(5, func() { _ = c.Classify(f) }); n != 0 {
+			t.Errorf("joined text %d (%d bytes): %v allocs per Classify", i, len(s), n)
+		}
+	}
+}
+
 // TestClassifyErrorAllocs checks the Go error chain path allocates nothing
 // beyond what the caller's error already holds.
 func TestClassifyErrorAllocs(t *testing.T) {

@@ -105,6 +105,10 @@ type Matcher struct {
 	first   []uint16 // state -> itself when it ends a phrase, else dict; 0: no phrase ends here
 	concept []Mask   // state -> concepts of every phrase ending there (on its chain)
 	cand    []Mask   // state -> the combinations that name one of its concepts
+	// breakOK[b]: after input byte b and a space the scan is back at the
+	// root, since no phrase holds b's normalised form before a space; a
+	// line break after such a byte is where a second stream can start.
+	breakOK [256]bool
 	nphrase int
 
 	// combos are the concept combinations rules ask for, each a mask of
@@ -192,6 +196,17 @@ func New(phrases []string, concepts []Mask, combos []Mask) (*Matcher, error) {
 	m.nclass++
 	for b := range 256 {
 		m.raw[b] = m.class[normByte[b]]
+	}
+	var beforeSpace [256]bool // normalised bytes some phrase holds before a space
+	for _, p := range phrases {
+		for i := 0; i+1 < len(p); i++ {
+			if p[i+1] == ' ' {
+				beforeSpace[p[i]] = true
+			}
+		}
+	}
+	for b := range 256 {
+		m.breakOK[b] = normByte[b] != ' ' && !beforeSpace[normByte[b]]
 	}
 
 	// Trie, built straight into the dense table: while a row has not been
@@ -321,12 +336,15 @@ func (h *Hits) HasCombo(k int32) bool { return h.combos.Has(int(k)) }
 // the phrases ending there are those on its dictionary chain, and once a
 // phrase on the chain is already in h, so is every phrase after it (they
 // were all found together, at its first occurrence). The concepts of a
-// state are precomputed over its whole chain. A text of 2 KiB or more is
-// read as two streams that advance together (see twoStreamMin), with the
-// same result as one.
+// state are precomputed over its whole chain.
+//
+// A text of 2 KiB or more that has a line break within 4 KiB after its
+// middle is read as two streams that advance together, with the same
+// result as one stream, when h.Set has at most TwoStreamPhrases bits and
+// anchors at most TwoStreamAnchors entries.
 func (m *Matcher) Scan(text string, h *Hits, anchors []int32, firstEnd []int) {
-	if len(text) >= twoStreamMin && len(h.Set) <= maxSetWords && len(anchors) <= maxAnchors {
-		if s := splitPoint(text); s > 0 {
+	if len(text) >= twoStreamMin && len(h.Set) <= maxSetWords && len(anchors) <= maxAnchors && len(firstEnd) >= len(anchors) {
+		if s := m.splitPoint(text); s > 0 {
 			m.scanTwo(text, s, h, anchors, firstEnd)
 			return
 		}
@@ -470,40 +488,55 @@ const (
 	splitReach   = 4096 // how far past the middle a line break is looked for
 )
 
-// TwoStreamPhrases and TwoStreamAnchors bound the Matchers and the anchor
-// lists for which [Matcher.Scan] reads a long text as two streams; beyond
-// them it reads one stream, with the same result, more slowly.
+// TwoStreamPhrases bounds the phrase bits of the [Hits] (its Set, which
+// holds NumPhrases bits) and TwoStreamAnchors the anchor lists for which
+// [Matcher.Scan] reads a long text as two streams; beyond them it reads one
+// stream, with the same result, more slowly.
 const (
 	TwoStreamPhrases = 4096
 	TwoStreamAnchors = 32
 )
 
 // splitPoint returns the index just after a line break near the middle of
-// text, or 0 when there is none within reach.
-func splitPoint(text string) int {
+// text, or 0 when there is none within reach. It prefers a break whose
+// last byte before it (blanks aside) no phrase holds before a space: one
+// stream is back at the root there whatever came before, unless an
+// identifier ended on that byte. Failing such a break, the first break.
+func (m *Matcher) splitPoint(text string) int {
 	mid := len(text) / 2
 	end := min(len(text)-1, mid+splitReach)
+	first := 0
 	for i := mid; i < end; i++ {
-		if text[i] == '\n' {
+		if text[i] != '\n' {
+			continue
+		}
+		if first == 0 {
+			first = i + 1
+		}
+		j := i - 1
+		for j > mid && i-j < 16 && (text[j] == '\r' || text[j] == ' ' || text[j] == '\t') {
+			j--
+		}
+		if m.breakOK[text[j]] {
 			return i + 1
 		}
 	}
-	return 0
+	return first
 }
 
-// scanTwo is Scan as two streams split at s. The second stream starts as
-// a scan starts, fresh. When the first reaches s in that same place (no
-// phrase, clause, identifier or id marker runs over the line break, which
-// is the rule), the text read from s on is read exactly as one stream
-// would, and the findings are merged; otherwise the first stream goes on
+// scanTwo is Scan as two streams split at s, just after a line break. The
+// second stream starts as a scan starts, fresh. A line break ends every
+// clause, identifier and pending id marker, so the first stream reaches s
+// in that same place unless a phrase runs on over the break (its state is
+// not the root); then the text from s on is read exactly as one stream
+// would, and the findings are merged. Otherwise the first stream goes on
 // alone to the end and the second's findings are dropped. The result is
 // the one-stream result either way.
 func (m *Matcher) scanTwo(text string, s int, h *Hits, anchors []int32, firstEnd []int) {
 	var set2 [maxSetWords]uint64
 	h2 := Hits{Set: set2[:len(h.Set)], combos: h.combos}
 	copy(h2.Set, h.Set)
-	var end0, end2 [maxAnchors]int
-	copy(end0[:], firstEnd)
+	var end2 [maxAnchors]int
 	copy(end2[:], firstEnd)
 	fe2 := end2[:len(anchors)]
 
@@ -543,21 +576,23 @@ func (m *Matcher) scanTwo(text string, s int, h *Hits, anchors []int32, firstEnd
 		return
 	}
 	m.scan(&b, text, j, len(text), &h2, anchors, fe2)
+	// An anchor the first stream found, or that h held before, keeps its
+	// end; any other takes the second stream's.
+	for k, a := range anchors {
+		if !h.Has(a) {
+			firstEnd[k] = fe2[k]
+		}
+	}
 	for w := range h.Set {
 		h.Set[w] |= h2.Set[w]
 	}
 	h.combos[0] |= h2.combos[0]
 	h.combos[1] |= h2.combos[1]
-	for k := range anchors {
-		if firstEnd[k] == end0[k] {
-			firstEnd[k] = fe2[k]
-		}
-	}
 }
 
 // clauseEnds reports whether the byte at i ends a clause: a line break, ';',
 // '|', a '.', '!' or '?' followed by a space, a quote or the end, or the
-// Chinese full stop, comma-free semicolon or exclamation ("。", "；", "！").
+// Chinese full stop ("。").
 func clauseEnds(text string, i int) bool {
 	switch text[i] {
 	case '\n', ';', '|':

@@ -241,13 +241,17 @@ func TestTwoStreams(t *testing.T) {
 	phrases := []string{"bad gateway", "quota", "exceed", "gateway", "limit"}
 	pad := strings.Repeat("lorem ipsum dolor sit amet, ", 40) // no phrase
 	tests := map[string]struct{ before, after string }{
-		"clean break":          {"all fine.", "quota exceeded"},
-		"phrase over break":    {"a bad", "gateway here"},
-		"clause over break":    {"the quota", "exceed; ok"},
-		"id marker at the end": {"request id:", "quota7 exceeded"},
-		"identifier":           {"see https://x.io/a", "b quota"},
-		"no break near middle": {"", ""},
-		"limit at both ends":   {"limit", "limit"},
+		"clean break":           {"all fine.", "quota exceeded"},
+		"phrase over break":     {"a bad", "gateway here"},
+		"clause over break":     {"the quota", "exceed; ok"},
+		"id marker at the end":  {"request id:", "quota7 exceeded"},
+		"identifier at the end": {"see https://x.io/a", "b quota"},
+		"no break near middle":  {"", ""},
+		"limit at both ends":    {"limit", "limit"},
+	}
+	m, err := New(phrases, nil, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for name, tt := range tests {
 		head := pad + pad + tt.before
@@ -256,11 +260,27 @@ func TestTwoStreams(t *testing.T) {
 		if name == "no break near middle" {
 			text, split = strings.Repeat(pad, 12), 0
 		}
-		if got := splitPoint(text); len(text) < twoStreamMin || got != split {
+		if got := m.splitPoint(text); len(text) < twoStreamMin || got != split {
 			t.Fatalf("%s: %d bytes split at %d, want at least %d bytes split at %d", name, len(text), got, twoStreamMin, split)
 		}
 		if d := twoStreamCase(phrases, text); d != "" {
 			t.Errorf("%s: %s", name, d)
 		}
+	}
+}
+
+// TestSplitPointPrefersRootBreak: of two line breaks past the middle, the
+// split goes after the one whose last byte no phrase holds before a space,
+// where one stream is back at the root.
+func TestSplitPointPrefersRootBreak(t *testing.T) {
+	m, err := New([]string{"bad gateway"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.Repeat("x", 1500)
+	text := head + "a bad\n" + "<p>\r\n" + strings.Repeat("y", 1500)
+	want := len(head) + len("a bad\n<p>\r\n")
+	if got := m.splitPoint(text); got != want {
+		t.Errorf("splitPoint = %d, want %d (after \"<p>\")", got, want)
 	}
 }
