@@ -23,6 +23,7 @@ const (
 	anchorRetryDelay = iota
 	anchorResetsInSeconds
 	anchorResetSeconds
+	anchorResetSecondsSingle
 	anchorEstimatedTime
 	anchorEstimatedTimeSingle
 	anchorTryAgainIn
@@ -73,6 +74,7 @@ var anchorPhrases = [NumAnchors]string{
 	anchorResetIn:             "reset in",
 	anchorResetsInSeconds:     "resets in seconds",
 	anchorResetSeconds:        "\"reset seconds\"",
+	anchorResetSecondsSingle:  "'reset seconds'",
 	anchorEstimatedTime:       "\"estimated time\"",
 	anchorEstimatedTimeSingle: "'estimated time'",
 	anchorWait:                "wait",
@@ -188,9 +190,10 @@ func Body(msg string, ends *[NumAnchors]int, at time.Time) (wait time.Duration, 
 // it comes back as at.
 func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 	switch a {
-	case anchorResetsInSeconds, anchorResetSeconds, anchorEstimatedTime, anchorEstimatedTimeSingle:
+	case anchorResetsInSeconds, anchorResetSeconds, anchorResetSecondsSingle, anchorEstimatedTime, anchorEstimatedTimeSingle:
 		// Seconds as a bare number: "resets_in_seconds": 300, a gateway's
-		// "reset_seconds": 10 beside its cooldown, and Hugging
+		// "reset_seconds": 10 beside its cooldown (or a Python client's
+		// 'reset_seconds': 10), and Hugging
 		// Face's loading estimate, "estimated_time": 20.0 (or a Python
 		// client's 'estimated_time': 20.0).
 		if f, ok := readNumberAfter(msg, e+1); ok {
