@@ -154,7 +154,9 @@ func skipWord(s string, i int) int {
 // compared as ASCII-case-insensitive substrings.
 var comparisonCues = [...]string{">", "exceed", "more than", "greater", "larger", "longer", "over", "above",
 	"beyond", "limit", "max", "at most", "allowed", "but", "however", "only", "support", "context", "window",
-	"超过", "超出", "大于", "上限", "限制", "最大", "超え", "초과"}
+	// a bound stated as what the count must stay under ("must be < 4096")
+	"<", "less than", "lower than", "smaller than", "up to",
+	"超过", "超出", "大于", "小于", "上限", "限制", "最大", "超え", "초과"}
 
 // comparing reports whether the text between two counts holds a word of
 // comparison.
