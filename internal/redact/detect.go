@@ -136,23 +136,31 @@ func run(t string, i int, ok func(byte) bool) (end, n int) {
 			j++
 			n++
 		}
-		k := j
-		if k < len(t) && t[k] == '\r' {
-			k++
-		}
-		if k >= len(t) || t[k] != '\n' {
-			return j, n
-		}
-		k++
-		e := k
-		for e < len(t) && ok(t[e]) {
-			e++
-		}
-		if e == k || !looksRandom(t[k:e]) || startsKey(t, k) {
+		k, more := wrapped(t, j, ok)
+		if !more || startsKey(t, k) {
 			return j, n
 		}
 		j = k
 	}
+}
+
+// wrapped reports whether the run that ends at t[j] goes on after a line
+// break: a single \n or \r\n, then a run of characters accepted by ok
+// that looks random. k is where that next run starts.
+func wrapped(t string, j int, ok func(byte) bool) (k int, more bool) {
+	k = j
+	if k < len(t) && t[k] == '\r' {
+		k++
+	}
+	if k >= len(t) || t[k] != '\n' {
+		return k, false
+	}
+	k++
+	e := k
+	for e < len(t) && ok(t[e]) {
+		e++
+	}
+	return k, e > k && looksRandom(t[k:e])
 }
 
 // trimDots drops trailing dots from t[i:end]: the end of a sentence, not of

@@ -131,19 +131,8 @@ func reaches(t string, i int, ok func(byte) bool, need int) bool {
 			}
 			j++
 		}
-		k := j
-		if k < len(t) && t[k] == '\r' {
-			k++
-		}
-		if k >= len(t) || t[k] != '\n' {
-			return false
-		}
-		k++
-		e := k
-		for e < len(t) && ok(t[e]) {
-			e++
-		}
-		if e == k || !looksRandom(t[k:e]) {
+		k, more := wrapped(t, j, ok)
+		if !more {
 			return false
 		}
 		j = k
