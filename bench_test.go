@@ -205,7 +205,10 @@ func htmlPage(n int) string {
 // (Europe/Berlin)".
 var namedZone = regexp.MustCompile(`\([A-Za-z]+/[A-Za-z0-9_+/-]+\)`)
 
-func TestClassifyAllocs(t *testing.T) {
+// allocClassifier returns the default classifier for an allocation test,
+// or skips the test where allocations are not measured.
+func allocClassifier(t *testing.T) *Classifier {
+	t.Helper()
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts are measured without -race")
 	}
@@ -213,6 +216,11 @@ func TestClassifyAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func TestClassifyAllocs(t *testing.T) {
+	c := allocClassifier(t)
 	for _, fx := range loadFixtures(t) {
 		if len(fx.Message) > 4096 {
 			continue
@@ -232,13 +240,7 @@ func TestClassifyAllocs(t *testing.T) {
 // TestClassifyAllocsTwoStreams checks texts of 2 to 4 KiB with line breaks,
 // which the scan reads as two streams: fixtures joined line by line.
 func TestClassifyAllocsTwoStreams(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("allocation counts are measured without -race")
-	}
-	c, err := defaultClassifier()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := allocClassifier(t)
 	var texts []string
 	var sb strings.Builder
 	for _, fx := range loadFixtures(t) {
@@ -266,13 +268,7 @@ func TestClassifyAllocsTwoStreams(t *testing.T) {
 // TestClassifyErrorAllocs checks the Go error chain path allocates nothing
 // beyond what the caller's error already holds.
 func TestClassifyErrorAllocs(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("allocation counts are measured without -race")
-	}
-	c, err := defaultClassifier()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := allocClassifier(t)
 	for _, e := range []error{
 		&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET},
 		&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("weird")},

@@ -149,7 +149,8 @@
 //	provider    a provider's documented wording or code
 //	hard_limit  limits waiting does not clear: requests too large, quotas, budgets, suspensions, billing
 //	rate        rate limits and capacity (before overflow: a throttle that mentions tokens is no overflow)
-//	overflow    the prompt does not fit the context window
+//	overflow    the prompt does not fit the context window, and first the sizes
+//	            that look like it but are not (an image over its own bound)
 //	permanent   request and configuration errors
 //	fault       server, stream, timeout and network faults
 //	status      the HTTP status, with at most a word of text

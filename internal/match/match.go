@@ -571,6 +571,9 @@ func (m *Matcher) scanTwo(text string, s int, h *Hits, anchors []int32, firstEnd
 	}
 	a.state, b.state = sa, sb
 	i = m.scan(&a, text, i, s, h, anchors, firstEnd)
+	// With '\n' among the identifier ends and the clause ends, only the
+	// state can differ here; the whole check stays so that a change to
+	// those sets cannot make two streams differ from one.
 	if i != s || !a.fresh() {
 		m.scan(&a, text, i, len(text), h, anchors, firstEnd)
 		return
