@@ -24,3 +24,9 @@ func bodyHints(msg string, ends *[numAnchors]int, at time.Time) (wait time.Durat
 func statusFromText(msg string, ends *[numAnchors]int) int {
 	return hint.Status(msg, ends)
 }
+
+// refusalFromText reads the first status written into msg in a clear shape
+// that refuses the request (see refusal), or returns 0; see hint.StatusWhere.
+func refusalFromText(msg string, ends *[numAnchors]int) int {
+	return hint.StatusWhere(msg, ends, refusal)
+}

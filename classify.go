@@ -559,14 +559,16 @@ func (c *Classifier) Classify(f Failure) Classification {
 		c.m.Scan(f.Code, &h, nil, nil)
 	}
 	status := f.Status
-	switch {
-	case status == 0:
+	if status == 0 {
 		status = statusFromText(msg, &ends)
-	case status >= 500:
+	}
+	if status >= 500 {
 		// A gateway's 5xx around the provider's own refusal: the inner
 		// client error decides ("500 ... stopped streaming with error code
-		// 413", `"statusCode":400`), not the wrapper's status.
-		if inner := statusFromText(msg, &ends); refusal(inner) {
+		// 413", `"statusCode":400`, "500: Gateway API error: 404 Not
+		// Found"), not the wrapper's status, whether the host gave the
+		// wrapper's status or the text leads with it.
+		if inner := refusalFromText(msg, &ends); inner != 0 {
 			status = inner
 		}
 	}

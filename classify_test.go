@@ -458,6 +458,29 @@ func TestStatusFromText(t *testing.T) {
 	}
 }
 
+// TestWrapperStatusYieldsToQuotedRefusal checks that a 5xx wrapper, given by
+// the host or leading the text, yields to the client error it quotes, and
+// only to one that refuses the request.
+func TestWrapperStatusYieldsToQuotedRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		msg    string
+		want   string // the rule that decides
+	}{
+		{0, "500: Portkey Gateway API error: 404 Not Found", "status.404"},
+		{500, "Gateway API error: 404 Not Found", "status.404"},
+		{502, "upstream said: status code 400", "status.400"},
+		{0, "500: upstream API error (429)", "status.5xx"}, // a rate limit is no refusal
+		{0, "503 Service Unavailable", "transient.unavailable"},
+		{500, "HTTP 500 from the gateway", "status.5xx"},
+	} {
+		got := Classify(Failure{Status: tt.status, Message: tt.msg})
+		if diff := cmp.Diff(tt.want, got.Rule); diff != "" {
+			t.Errorf("Classify(%d, %q) rule mismatch (-want +got):\n%s", tt.status, tt.msg, diff)
+		}
+	}
+}
+
 // TestLaterAnchorOccurrences checks that a hint is still read when the first
 // occurrence of its anchor phrase carries no number.
 func TestLaterAnchorOccurrences(t *testing.T) {

@@ -302,16 +302,27 @@ func readNumberAfter(s string, i int) (float64, bool) {
 // 429", "API error (429)", "status: 429", "statusCode: 429", "code": 429. It returns 0 when no
 // shape is present.
 func Status(msg string, ends *[NumAnchors]int) int {
-	if s := leadingStatus(msg); s != 0 {
+	return StatusWhere(msg, ends, anyStatus)
+}
+
+// anyStatus accepts every status.
+func anyStatus(int) bool { return true }
+
+// StatusWhere is [Status] restricted to the statuses ok accepts: it returns
+// the first status written into msg in one of Status's shapes for which ok
+// reports true, or 0. A wrapper's status can so be passed over for the one
+// it quotes ("500: Gateway API error: 404 Not Found").
+func StatusWhere(msg string, ends *[NumAnchors]int, ok func(int) bool) int {
+	if s := leadingStatus(msg); s != 0 && ok(s) {
 		return s
 	}
 	for _, a := range [...]int{anchorStatusCode, anchorStatusCodeCamel, anchorErrorCode, anchorAPIError, anchorHTTP, anchorStatus, anchorCode} {
 		for e, n := ends[a], 0; e >= 0 && n <= anchorRetries; e, n = nextAnchor(msg, e, a), n+1 {
-			if s := statusAt(msg, e+1); s != 0 {
+			if s := statusAt(msg, e+1); s != 0 && ok(s) {
 				return s
 			}
 			if a == anchorStatusCode { // "400 status code (no body)"
-				if s := statusBefore(msg, e, len(anchorPhrases[a])); s != 0 {
+				if s := statusBefore(msg, e, len(anchorPhrases[a])); s != 0 && ok(s) {
 					return s
 				}
 			}

@@ -78,3 +78,24 @@ func TestBodyWithoutAt(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusWhere checks that a status the filter refuses is passed over
+// for a later one in a clear shape, and that none is invented.
+func TestStatusWhere(t *testing.T) {
+	clientError := func(s int) bool { return s >= 400 && s < 500 }
+	for _, tt := range []struct {
+		text string
+		want int
+	}{
+		{"500: Gateway API error: 404 Not Found", 404},
+		{"HTTP 502 from proxy; upstream status code 401", 401},
+		{"500 Internal Server Error", 0},
+		{"404 page not found", 404},
+		{"500: 404 tokens used", 0},
+	} {
+		ends := scanEnds(t, tt.text)
+		if got := StatusWhere(tt.text, &ends, clientError); got != tt.want {
+			t.Errorf("StatusWhere(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}
