@@ -202,7 +202,11 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 		}
 		return 0, at, false
 	case anchorWait:
-		// Only "wait 20 seconds": a number right after one space.
+		// Only "wait 20 seconds" or "wait for 1 minute": a number right
+		// after one space, or after " for ".
+		if strings.HasPrefix(msg[e+1:], " for ") || strings.HasPrefix(msg[e+1:], " For ") {
+			e += len(" for")
+		}
 		if e+2 < len(msg) && msg[e+1] == ' ' && msg[e+2] >= '0' && msg[e+2] <= '9' {
 			d, _, ok = ParseDuration(msg, e+1, false)
 		}
