@@ -32,12 +32,21 @@ func FuzzNormalizePhrase(f *testing.F) {
 }
 
 // oracleText is the text as the matcher reads it, built the plain way:
-// identifiers replaced by a space, bytes normalised, runs of spaces joined
-// and leading spaces dropped.
+// identifiers replaced by a space, stack-frame lines after a line break
+// dropped, bytes normalised, runs of spaces joined and leading spaces
+// dropped.
 func oracleText(text string) string {
 	var b strings.Builder
 	last := byte(' ')
 	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			if last != ' ' {
+				b.WriteByte(' ')
+				last = ' '
+			}
+			i = frameEnd(text, i+1) - 1
+			continue
+		}
 		if end := identifierEnd(text, i); end > i {
 			if last != ' ' {
 				b.WriteByte(' ')
@@ -64,6 +73,7 @@ func FuzzMatcherOracle(f *testing.F) {
 	f.Add("context window\x00window", "see https://x.io/context-window then context\n window")
 	f.Add("abab\x00bab\x00b", "ababab /path/abab b")
 	f.Add("额度\x00超出", "额度已超出。")
+	f.Add("tpm\x00rate limit\x00at", "x\n   at System.Net.Http.HttpMethod(x)\n  File \"a.py\", line 3, in _rate_limit\nat least tpm")
 	f.Fuzz(func(t *testing.T, blob, text string) {
 		var phrases []string
 		for _, p := range strings.Split(blob, "\x00") {
@@ -99,6 +109,10 @@ func oracleClauses(text string) []string {
 		if clauseEnds(text, i) {
 			out = append(out, oracleText(text[start:i]))
 			start = i + 1
+			if text[i] == '\n' {
+				start = frameEnd(text, i+1)
+				i = start - 1
+			}
 		}
 	}
 	return append(out, oracleText(text[start:]))

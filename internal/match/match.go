@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // A Matcher finds every phrase of a rule set in one pass over the text, in
@@ -26,6 +27,11 @@ import (
 //   - The token after a word that announces an identifier ("request id:",
 //     `"id":`, "trace id") is skipped the same way, so a request id such as
 //     "req_context_length_exceeded_01" is no evidence either.
+//   - A line that is a stack frame ("at System.Net.Http.HttpClient.Send(...)",
+//     "    at handleQuota (/app/x.js:12:5)", `  File "x.py", line 9, in
+//     _handle_rate_limit`) is skipped whole: the names of the functions a
+//     failure passed through say nothing of what failed ("tpm" inside
+//     "HttpMethod", "rate limit" inside "_handle_rate_limit").
 //   - Clauses are tracked. A sentence end ('.', '!' or '?' before a space or
 //     the end), ';', '|', a line break and the Chinese full stop end a
 //     clause. Concepts (see the root package's rules.go) are recorded per clause, and a
@@ -426,7 +432,73 @@ func (m *Matcher) step(cur *cursor, text string, i int, h *Hits, anchors []int32
 	if next&hitBit != 0 {
 		m.found(cur, i, h, anchors, firstEnd)
 	}
+	if c == '\n' {
+		// A stack frame on the next line is read as nothing.
+		return frameEnd(text, i+1)
+	}
 	return i + 1
+}
+
+// frameEnd returns the index of the line break that ends the line starting
+// at i when that line is a stack frame, or i when it is not. A frame is,
+// after blanks, "at " (and "async ") before a name that holds '(' or is
+// followed by " (", or a location that ends in ":line"; or Python's
+// `File "...", line N`. Prose such as "at least one" is no frame.
+func frameEnd(text string, i int) int {
+	j := i
+	for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+		j++
+	}
+	rest := text[j:]
+	switch {
+	case strings.HasPrefix(rest, "at "):
+		j += len("at ")
+		if strings.HasPrefix(text[j:], "async ") {
+			j += len("async ")
+		}
+		k := j
+		paren := false
+		for k < len(text) && text[k] != ' ' && text[k] != '\n' && text[k] != '\t' {
+			paren = paren || text[k] == '('
+			k++
+		}
+		if k == j {
+			return i
+		}
+		frame := paren || strings.HasPrefix(text[k:], " (") || endsInLine(text[j:k])
+		if !frame {
+			return i
+		}
+	case strings.HasPrefix(rest, `File "`):
+		q := strings.IndexByte(rest[len(`File "`):], '"')
+		if q < 0 || !strings.HasPrefix(rest[len(`File "`)+q+1:], ", line ") {
+			return i
+		}
+	default:
+		return i
+	}
+	if n := strings.IndexByte(text[i:], '\n'); n >= 0 {
+		return i + n
+	}
+	return len(text)
+}
+
+// endsInLine reports whether a location token ends in ":N" or ":N:M",
+// perhaps closed by ')': a file and line.
+func endsInLine(tok string) bool {
+	tok = strings.TrimSuffix(tok, ")")
+	digits := 0
+	for k := len(tok) - 1; k >= 0; k-- {
+		switch b := tok[k]; {
+		case b >= '0' && b <= '9':
+			digits++
+		case b == ':' && digits > 0:
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // found records the phrases and concepts that end at cur.state, the byte
@@ -544,7 +616,10 @@ func (m *Matcher) scanTwo(text string, s int, h *Hits, anchors []int32, firstEnd
 	nc := m.nclass
 	var a, b cursor
 	sa, sb := 0, 0
-	i, j := 0, s
+	// The second stream starts where one stream goes on after the line
+	// break: past the line when it is a stack frame.
+	s2 := frameEnd(text, s)
+	i, j := 0, s2
 	for i < s && j < len(text) {
 		ci, cj := text[i], text[j]
 		if a.pendingID || b.pendingID || special[ci] || special[cj] {
@@ -574,7 +649,7 @@ func (m *Matcher) scanTwo(text string, s int, h *Hits, anchors []int32, firstEnd
 	// With '\n' among the identifier ends and the clause ends, only the
 	// state can differ here; the whole check stays so that a change to
 	// those sets cannot make two streams differ from one.
-	if i != s || !a.fresh() {
+	if i != s2 || !a.fresh() {
 		m.scan(&a, text, i, len(text), h, anchors, firstEnd)
 		return
 	}
