@@ -124,7 +124,9 @@
 // boundary between Failure.Code and Failure.Message. URLs ("https://..." up
 // to the next space, quote or bracket) and paths that start a word
 // ("/v1/chat/completions") are not read at all: a link whose anchor says
-// "context-window" is no evidence. Prefer phrases and concepts; use a
+// "context-window" is no evidence. Nor are stack-frame lines after a line
+// break ("at X.Y(...)", `File "x.py", line 9, in f`): a function's name says
+// nothing of what failed. Prefer phrases and concepts; use a
 // regular expression only where a shape with numbers demands it.
 //
 // # Rule concepts
