@@ -701,12 +701,18 @@ func firstRule(rules []*rule, prov string, status int, code, msg string, h *matc
 	// ("ServiceUnavailableError" inside a 400 event) still reads, and so
 	// does a fault rule written for a status, such as a gateway's bodyless
 	// 400.
+	//
+	// Under an authentication refusal (401, 407) no fault word reads at
+	// all: a host's "the endpoint may be temporarily unavailable, try
+	// again" around a 401 is advice, and the same credentials fail again.
 	refused := refusal(status)
+	authRefused := status == 401 || status == 407
 	for _, r := range rules {
 		if r.exhausted || noTransient && r.class == Transient || r.late() != statusOnly {
 			continue
 		}
-		if refused && r.tier == tierFault && (r.reason == ReasonNetwork || r.reason == ReasonStream) && len(r.status) == 0 {
+		if refused && r.tier == tierFault && len(r.status) == 0 &&
+			(authRefused || r.reason == ReasonNetwork || r.reason == ReasonStream) {
 			continue
 		}
 		if ev := r.applies(prov, status, code, msg, h); ev != EvidenceNone {

@@ -481,6 +481,25 @@ func TestWrapperStatusYieldsToQuotedRefusal(t *testing.T) {
 	}
 }
 
+// TestAuthRefusalIgnoresFaultWords checks that a host's retry advice around
+// a 401 does not make it transient, while a 400 still reads a fault the
+// answer names itself.
+func TestAuthRefusalIgnoresFaultWords(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		msg    string
+		want   Class
+	}{
+		{401, "An unexpected error occurred: Server returned 401 — the LLM endpoint may be temporarily unavailable. Try again in a moment.", Permanent},
+		{407, "Internal Server Error from the proxy", Permanent},
+		{400, `{"type":"error","error":{"type":"ServiceUnavailableError","message":"Service Unavailable"}}`, Transient},
+	} {
+		if got := Classify(Failure{Status: tt.status, Message: tt.msg}); got.Class != tt.want {
+			t.Errorf("Classify(%d, %q) = %v (%s), want %v", tt.status, tt.msg, got.Class, got.Rule, tt.want)
+		}
+	}
+}
+
 // TestLaterAnchorOccurrences checks that a hint is still read when the first
 // occurrence of its anchor phrase carries no number.
 func TestLaterAnchorOccurrences(t *testing.T) {

@@ -176,6 +176,9 @@
 // 424, 425, 429 and 499), the fault tier's transport words, network and
 // stream, are not read unless the rule names that status: the server
 // answered, so a host's "connection failed" around the answer is no fault.
+// Under an authentication refusal (401, 407) no fault-tier rule reads
+// unless it names the status: "the endpoint may be temporarily unavailable,
+// try again" around a 401 is a host's advice, not the cause.
 //
 // A rule with `disabled: true` removes the rule of the same id from the
 // layers below it.

@@ -229,6 +229,11 @@ func waitAt(msg string, e, a int) (d time.Duration, at time.Time, ok bool) {
 		if !asksRetry(msg, e+1) {
 			return 0, at, false
 		}
+		// "等待15秒后重试" (waiting 15 seconds, then retrying) is a host
+		// announcing its own backoff, not the server asking for a wait.
+		if waitsItself(msg, e+1-len(anchorPhrases[a])) {
+			return 0, at, false
+		}
 		if f, ok := readNumberBefore(msg, e+1-len(anchorPhrases[a])); ok {
 			d, ok = Seconds(f * unit)
 			return d, at, ok
@@ -268,6 +273,21 @@ func asksRetry(s string, i int) bool {
 		}
 	}
 	return false
+}
+
+// waitsItself reports whether the number that ends just before s[i] follows
+// a word of a host's own waiting ("等待", "正在等待"): "等待 15 秒后重试".
+func waitsItself(s string, i int) bool {
+	for i > 0 && s[i-1] == ' ' {
+		i--
+	}
+	for i > 0 && (isDigit(s[i-1]) || s[i-1] == '.') {
+		i--
+	}
+	for i > 0 && s[i-1] == ' ' {
+		i--
+	}
+	return strings.HasSuffix(s[:i], "等待") || strings.HasSuffix(s[:i], "将在") || strings.HasSuffix(s[:i], "即将在")
 }
 
 // readNumberBefore reads the number that ends just before s[i], after
