@@ -432,12 +432,21 @@ func (m *Matcher) step(cur *cursor, text string, i int, h *Hits, anchors []int32
 	if next&hitBit != 0 {
 		m.found(cur, i, h, anchors, firstEnd)
 	}
-	if c == '\n' {
+	if c == '\n' && i+1 < len(text) && frameStart[text[i+1]] {
 		// A stack frame on the next line is read as nothing.
 		return frameEnd(text, i+1)
 	}
 	return i + 1
 }
+
+// frameStart marks the bytes a stack-frame line can start with: a blank,
+// or the first letter of "at" or "File".
+var frameStart = func() (t [256]bool) {
+	for _, b := range []byte(" \taF") {
+		t[b] = true
+	}
+	return t
+}()
 
 // frameEnd returns the index of the line break that ends the line starting
 // at i when that line is a stack frame, or i when it is not. A frame is,
