@@ -276,7 +276,8 @@ func asksRetry(s string, i int) bool {
 }
 
 // waitsItself reports whether the number that ends just before s[i] follows
-// a word of a host's own waiting ("等待", "正在等待"): "等待 15 秒后重试".
+// a host's word for its own wait: "等待" (waiting) or "将在" (will, in):
+// "等待 15 秒后重试", "将在 5 秒后重试".
 func waitsItself(s string, i int) bool {
 	for i > 0 && s[i-1] == ' ' {
 		i--

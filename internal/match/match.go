@@ -459,37 +459,33 @@ func frameEnd(text string, i int) int {
 		j++
 	}
 	rest := text[j:]
-	switch {
-	case strings.HasPrefix(rest, "at "):
-		j += len("at ")
-		if strings.HasPrefix(text[j:], "async ") {
-			j += len("async ")
+	at, file := strings.HasPrefix(rest, "at "), strings.HasPrefix(rest, `File "`)
+	if !at && !file {
+		return i
+	}
+	// A frame is one line: nothing past it is read.
+	if n := strings.IndexByte(rest, '\n'); n >= 0 {
+		rest = rest[:n]
+	}
+	if at {
+		tok := rest[len("at "):]
+		if strings.HasPrefix(tok, "async ") {
+			tok = tok[len("async "):]
 		}
-		k := j
-		paren := false
-		for k < len(text) && text[k] != ' ' && text[k] != '\n' && text[k] != '\t' {
-			paren = paren || text[k] == '('
+		k := 0
+		for k < len(tok) && tok[k] != ' ' && tok[k] != '\t' {
 			k++
 		}
-		if k == j {
+		if k == 0 || strings.IndexByte(tok[:k], '(') < 0 && !strings.HasPrefix(tok[k:], " (") && !endsInLine(tok[:k]) {
 			return i
 		}
-		frame := paren || strings.HasPrefix(text[k:], " (") || endsInLine(text[j:k])
-		if !frame {
-			return i
-		}
-	case strings.HasPrefix(rest, `File "`):
+	} else {
 		q := strings.IndexByte(rest[len(`File "`):], '"')
 		if q < 0 || !strings.HasPrefix(rest[len(`File "`)+q+1:], ", line ") {
 			return i
 		}
-	default:
-		return i
 	}
-	if n := strings.IndexByte(text[i:], '\n'); n >= 0 {
-		return i + n
-	}
-	return len(text)
+	return j + len(rest)
 }
 
 // endsInLine reports whether a location token ends in ":N" or ":N:M",
