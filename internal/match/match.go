@@ -412,7 +412,7 @@ func (m *Matcher) step(cur *cursor, text string, i int, h *Hits, anchors []int32
 				i++
 			}
 			return i + 1
-		case c == ':' || c == '=' || c == '"' || c == '\'' || c == ' ' || c == '#':
+		case c == ':' || c == '=' || c == '"' || c == '\'' || c == ' ' || c == '#' || c == '\\':
 		default:
 			cur.pendingID = false
 		}
