@@ -468,10 +468,7 @@ func frameEnd(text string, i int) int {
 		rest = rest[:n]
 	}
 	if at {
-		tok := rest[len("at "):]
-		if strings.HasPrefix(tok, "async ") {
-			tok = tok[len("async "):]
-		}
+		tok := strings.TrimPrefix(rest[len("at "):], "async ")
 		k := 0
 		for k < len(tok) && tok[k] != ' ' && tok[k] != '\t' {
 			k++
