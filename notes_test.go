@@ -175,7 +175,10 @@ func leaks(data string) string {
 		}
 	}
 	for _, m := range leakParam.FindAllStringSubmatch(data, -1) {
-		if v := strings.TrimSuffix(m[1], "…"); v != "" && !strings.HasPrefix(v, redactedMark) && !strings.HasPrefix(redactedMark, v) {
+		// Punctuation that closes the text around a value ("(api_key=x)")
+		// is no part of it, so a value of only that punctuation is empty.
+		v := strings.TrimRight(strings.TrimSuffix(m[1], "…"), ",)]}.")
+		if v != "" && !strings.HasPrefix(v, redactedMark) && !strings.HasPrefix(redactedMark, v) {
 			return "parameter " + m[0]
 		}
 	}
