@@ -158,7 +158,9 @@ var (
 	leakJWT    = regexp.MustCompile(`(?:^|[^A-Za-z0-9])eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.`)
 	leakBearer = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9])bearer +[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*`)
 	leakParam  = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.-])(?:api_key|access_token|client_secret|password)=([^&\s;"'<>` + "`" + `]*)`)
-	leakUser   = regexp.MustCompile(`://([^/?#\s:@]*):([^/?#\s@"'<>` + "`" + `]*)@`)
+	// escapedSpace is a string escape that decodes to white space.
+	escapedSpace = regexp.MustCompile(`\\(?:[tnrfv]|u00(?:0[9a-dA-D]|20)|x(?:0[9a-dA-D]|20))`)
+	leakUser     = regexp.MustCompile(`://([^/?#\s:@]*):([^/?#\s@"'<>` + "`" + `]*)@`)
 )
 
 // leaks returns a description of a secret shape left in data, or "".
@@ -183,6 +185,11 @@ func leaks(data string) string {
 		}
 	}
 	for _, m := range leakUser.FindAllStringSubmatch(data, -1) {
+		// The redactor reads escapes as a reader would ("\t" as a tab), and
+		// white space ends a URL's user information: there is none to judge.
+		if escapedSpace.MatchString(m[1]) || escapedSpace.MatchString(m[2]) {
+			continue
+		}
 		if pw := m[2]; pw != "" && pw != redactedMark {
 			return "password " + m[0]
 		}
