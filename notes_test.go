@@ -179,8 +179,9 @@ func leaks(data string) string {
 	for _, m := range leakParam.FindAllStringSubmatch(data, -1) {
 		// Punctuation that closes the text around a value ("(api_key=x)")
 		// is no part of it, so a value of only that punctuation is empty.
+		// "api_key==" is a comparison, not a value.
 		v := strings.TrimRight(strings.TrimSuffix(m[1], "…"), ",)]}.")
-		if v != "" && !strings.HasPrefix(v, redactedMark) && !strings.HasPrefix(redactedMark, v) {
+		if v != "" && v[0] != '=' && !strings.HasPrefix(v, redactedMark) && !strings.HasPrefix(redactedMark, v) {
 			return "parameter " + m[0]
 		}
 	}

@@ -255,6 +255,18 @@ func (sc *scanner) scheme(i int) {
 	if k == ws || k >= len(t) {
 		return
 	}
+	// A scheme written twice ("Bearer Bearer x", a common slip) names the
+	// credential after its second word.
+	if hasPrefixFold(t, k, word) {
+		ws2 := k + len(word)
+		k2 := ws2
+		for k2 < len(t) && k2-ws2 < 16 && isSpace(t[k2]) {
+			k2++
+		}
+		if k2 > ws2 && k2 < len(t) {
+			k = k2
+		}
+	}
 	end, n := run(t, k, isTokenChar)
 	sc.authFrom = max(end, k)
 	val := t[k:end]
