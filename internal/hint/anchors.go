@@ -279,29 +279,31 @@ func asksRetry(s string, i int) bool {
 // a host's word for its own wait: "等待" (waiting) or "将在" (will, in):
 // "等待 15 秒后重试", "将在 5 秒后重试".
 func waitsItself(s string, i int) bool {
+	j, _ := numberBefore(s, i)
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	return strings.HasSuffix(s[:j], "等待") || strings.HasSuffix(s[:j], "将在")
+}
+
+// numberBefore returns the run of at most 12 digits and dots that ends just
+// before s[i], after optional spaces, as s[j:end].
+func numberBefore(s string, i int) (j, end int) {
 	for i > 0 && s[i-1] == ' ' {
 		i--
 	}
-	for i > 0 && (isDigit(s[i-1]) || s[i-1] == '.') {
-		i--
+	j = i
+	for j > 0 && i-j < 12 && (isDigit(s[j-1]) || s[j-1] == '.') {
+		j--
 	}
-	for i > 0 && s[i-1] == ' ' {
-		i--
-	}
-	return strings.HasSuffix(s[:i], "等待") || strings.HasSuffix(s[:i], "将在") || strings.HasSuffix(s[:i], "即将在")
+	return j, i
 }
 
 // readNumberBefore reads the number that ends just before s[i], after
 // optional spaces: "117 " in "请 117 秒后". A number joined to a word or
 // longer than 12 characters is no count.
 func readNumberBefore(s string, i int) (float64, bool) {
-	for i > 0 && s[i-1] == ' ' {
-		i--
-	}
-	j := i
-	for j > 0 && i-j < 12 && (isDigit(s[j-1]) || s[j-1] == '.') {
-		j--
-	}
+	j, i := numberBefore(s, i)
 	if j == i || s[j] == '.' || j > 0 && (wordByte(s, j-1) || isDigit(s[j-1])) {
 		return 0, false
 	}

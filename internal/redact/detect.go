@@ -247,23 +247,14 @@ func (sc *scanner) scheme(i int) {
 	default:
 		return
 	}
-	k := i + len(word)
-	ws := k
-	for k < len(t) && k-ws < 16 && isSpace(t[k]) {
-		k++
-	}
-	if k == ws || k >= len(t) {
+	k := schemeGap(t, i+len(word))
+	if k < 0 {
 		return
 	}
 	// A scheme written twice ("Bearer Bearer x", a common slip) names the
 	// credential after its second word.
 	if hasPrefixFold(t, k, word) {
-		ws2 := k + len(word)
-		k2 := ws2
-		for k2 < len(t) && k2-ws2 < 16 && isSpace(t[k2]) {
-			k2++
-		}
-		if k2 > ws2 && k2 < len(t) {
+		if k2 := schemeGap(t, k+len(word)); k2 >= 0 {
 			k = k2
 		}
 	}
@@ -277,6 +268,20 @@ func (sc *scanner) scheme(i int) {
 		return // a word: "basic authentication", "bearer tokens"
 	}
 	sc.add(k, end)
+}
+
+// schemeGap returns where the credential after a scheme's name starts: past
+// the 1 to 16 blanks at t[ws:], or -1 when there are none or nothing
+// follows them.
+func schemeGap(t string, ws int) int {
+	k := ws
+	for k < len(t) && k-ws < 16 && isSpace(t[k]) {
+		k++
+	}
+	if k == ws || k >= len(t) {
+		return -1
+	}
+	return k
 }
 
 const pemBegin = "-----BEGIN "
