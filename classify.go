@@ -238,6 +238,13 @@ type Evidence uint8
 const (
 	// EvidenceNone means nothing decided: the class is Unknown.
 	EvidenceNone Evidence = iota
+	// EvidenceWords means no rule and no status decided, and the word
+	// model gave the class: a linear model over the text's words, trained
+	// on the repository's labelled texts, which speaks only when it is
+	// confident and never gives Overflow or Canceled. It is the weakest
+	// evidence there is; a host that wants rule verdicts only can read it
+	// as Unknown.
+	EvidenceWords
 	// EvidenceStatus means the HTTP status alone decided (a status-only
 	// rule, including a status read from the text such as "HTTP 503").
 	EvidenceStatus
@@ -258,6 +265,7 @@ const (
 
 var evidenceNames = [numEvidence]string{
 	EvidenceNone:   "none",
+	EvidenceWords:  "words",
 	EvidenceStatus: "status",
 	EvidenceText:   "text",
 	EvidenceCode:   "code",
@@ -484,7 +492,8 @@ var defaultClassifier = sync.OnceValues(func() (*Classifier, error) {
 //
 // Evidence is weighed in order of strength: the Go error chain (f.Err), then
 // the x-should-retry header, then the rules (provider-specific first, then
-// generic, then the HTTP status alone). Body text beats the status: a 429
+// generic, then the HTTP status alone), and last, when nothing else decides,
+// the word model (see EvidenceWords). Body text beats the status: a 429
 // whose body says "insufficient_quota" is Quota, a 400 whose body speaks of
 // the context length is Overflow.
 func Classify(f Failure) Classification {
@@ -625,6 +634,8 @@ func (c *Classifier) Classify(f Failure) Classification {
 	if r != nil {
 		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id, Evidence: ev,
 			RetriesExhausted: ex != nil && r.class != Canceled}
+	} else if msg != "" {
+		cl = guessFromWords(status, msg, noTransient)
 	}
 
 	// Stated waits: the longer of the headers' and the body's is the floor.

@@ -326,7 +326,7 @@ func TestEvidence(t *testing.T) {
 	for e := EvidenceNone; e < numEvidence; e++ {
 		names = append(names, e.String())
 	}
-	if diff := cmp.Diff("none status text code header chain", strings.Join(names, " ")); diff != "" {
+	if diff := cmp.Diff("none words status text code header chain", strings.Join(names, " ")); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/erradvisor/erradvisor"
+	"github.com/erradvisor/erradvisor/internal/wordmodel"
 )
 
 // explanation is what explain reports about one failure; its JSON form is
@@ -27,6 +29,17 @@ type explanation struct {
 	Events []json.RawMessage `json:"events"`
 	// Notes are the advisory notes of the next request.
 	Notes []explainedNote `json:"notes"`
+	// Words are, for a verdict of the word model (evidence "words"), the
+	// words of the text that pushed hardest towards its class, strongest
+	// first.
+	Words []explainedWord `json:"words,omitempty"`
+}
+
+// explainedWord is one word the word model weighed, and its weight
+// towards the class it gave.
+type explainedWord struct {
+	Word   string  `json:"word"`
+	Weight float64 `json:"weight"`
 }
 
 // explainedDecision is the JSON form of an erradvisor.Decision.
@@ -151,6 +164,11 @@ func explain(c *erradvisor.Classifier, p erradvisor.Policy, policyName, provider
 	for _, n := range notes {
 		ex.Notes = append(ex.Notes, explainedNote{Kind: n.Kind.String(), Text: redact(n.Text)})
 	}
+	if cl.Evidence == erradvisor.EvidenceWords {
+		for _, w := range wordmodel.Default().Explain(status, msg, wordmodel.Class(cl.Class), 5) {
+			ex.Words = append(ex.Words, explainedWord{Word: redact(w.Word), Weight: math.Round(w.Weight*100) / 100})
+		}
+	}
 	return ex
 }
 
@@ -162,6 +180,13 @@ func (ex explanation) human(provider, model string) string {
 	field("reason", dash(ex.Reason))
 	field("rule", dash(ex.Rule))
 	field("evidence", ex.Evidence)
+	if len(ex.Words) > 0 {
+		var ws []string
+		for _, w := range ex.Words {
+			ws = append(ws, fmt.Sprintf("%q %+.2f", w.Word, w.Weight))
+		}
+		field("words", strings.Join(ws, ", "))
+	}
 	if ex.RetryAfterMS > 0 {
 		field("retry after", (time.Duration(ex.RetryAfterMS) * time.Millisecond).String())
 	} else {

@@ -177,3 +177,38 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestExplainWords checks that a word-model verdict shows the words that
+// weighed most, strongest first, in JSON and for a terminal.
+func TestExplainWords(t *testing.T) {
+	const text = "The upstream relay could not hand your call to any backend right now, please try again in a moment"
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"explain", "--json", text}, strings.NewReader(""), true, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var got explanation
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Evidence != "words" || got.Rule != "words.transient" {
+		t.Fatalf("evidence %q, rule %q: not the word model's verdict", got.Evidence, got.Rule)
+	}
+	if len(got.Words) == 0 || len(got.Words) > 5 {
+		t.Fatalf("got %d words, want 1 to 5: %+v", len(got.Words), got.Words)
+	}
+	for i, w := range got.Words {
+		if w.Weight <= 0 || !strings.Contains(strings.ToLower(text), w.Word) {
+			t.Errorf("word %d %+v: not a word of the text with a positive weight", i, w)
+		}
+		if i > 0 && w.Weight > got.Words[i-1].Weight {
+			t.Errorf("words not strongest first: %+v", got.Words)
+		}
+	}
+	stdout.Reset()
+	if code := run([]string{"explain", text}, strings.NewReader(""), true, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "\nwords       \"") {
+		t.Errorf("no words line:\n%s", stdout.String())
+	}
+}

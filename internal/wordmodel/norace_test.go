@@ -1,0 +1,5 @@
+//go:build !race
+
+package wordmodel
+
+const raceEnabled = false
