@@ -239,6 +239,7 @@ func FuzzFrame(f *testing.F) {
 		"sk-\x00abcdefghijkl", "AKIA\u200bABCDEFGHIJKLMNOP", "api_key=" + strings.Repeat("x", 400),
 		strings.Repeat("é`", 200), "key=[redacted]x", "eyJ.a.b", "ab.eyJ.eyJ.x",
 		"://keY=:0@", // a key= parameter inside user information
+		"Api_kEY=0",  // odd casing inside a secret name
 		"\u1fef\uff40\u02cb\u2035 [advisory] x", "a\ufe0f\U000E0100\u115f\u3164\u2800\U000E0041b",
 		"Cookie: a=1\nX: y", "-----BEGIN PRIVATE KEY-----\nAAAA", `{\"password\":\"p\"}`, "sig%3Dabc%2F",
 		strings.Repeat("x", 295) + " key=sk-abcdefghijklmnop",

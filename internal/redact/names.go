@@ -45,8 +45,17 @@ func isAlnum(c byte) bool { return isUpper(c) || isLower(c) || isDigit(c) }
 // isNameChar reports whether c may appear in a parameter or header name.
 func isNameChar(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
 
-// classifyName reports whether name names a secret.
+// classifyName reports whether name names a secret. The name is read twice,
+// split at camel-case humps and not: a capital inside a word ("api_kEY",
+// "Access_tOKEN") may be odd casing rather than a hump, and either reading
+// that finds a secret word makes the name secret.
 func classifyName(name string) nameKind {
+	return max(classifyWords(name, true), classifyWords(name, false))
+}
+
+// classifyWords is classifyName with camel-case humps read as word breaks or
+// not.
+func classifyWords(name string, humps bool) nameKind {
 	if len(name) > maxName {
 		name = name[len(name)-maxName:]
 	}
@@ -71,7 +80,7 @@ func classifyName(name string) nameKind {
 			// A hump: aB followed by a letter, or the last capital of ABc.
 			// A capital that ends the name ("Api_keY") starts no word.
 			nextLetter := i+1 < len(name) && (isLower(name[i+1]) || isUpper(name[i+1]))
-			if start >= 0 && (isLower(name[i-1]) && nextLetter || (i+1 < len(name) && isLower(name[i+1]))) {
+			if humps && start >= 0 && (isLower(name[i-1]) && nextLetter || (i+1 < len(name) && isLower(name[i+1]))) {
 				closeWord(i)
 			}
 			c += 'a' - 'A'
