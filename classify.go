@@ -716,6 +716,10 @@ func firstRule(rules []*rule, prov string, status int, code, msg string, h *matc
 	// Under an authentication refusal (401, 407) no fault word reads at
 	// all: a host's "the endpoint may be temporarily unavailable, try
 	// again" around a 401 is advice, and the same credentials fail again.
+	//
+	// Nor does an abort: a host that writes "aborting request" or
+	// "Operation aborted" beside a refusal reports its own reaction to the
+	// answer, not a person's cancel.
 	refused := refusal(status)
 	authRefused := status == 401 || status == 407
 	for _, r := range rules {
@@ -724,6 +728,9 @@ func firstRule(rules []*rule, prov string, status int, code, msg string, h *matc
 		}
 		if refused && r.tier == tierFault && len(r.status) == 0 &&
 			(authRefused || r.reason == ReasonNetwork || r.reason == ReasonStream) {
+			continue
+		}
+		if refused && r.class == Canceled && len(r.status) == 0 {
 			continue
 		}
 		if ev := r.applies(prov, status, code, msg, h); ev != EvidenceNone {

@@ -481,10 +481,11 @@ func TestWrapperStatusYieldsToQuotedRefusal(t *testing.T) {
 	}
 }
 
-// TestAuthRefusalIgnoresFaultWords checks that a host's retry advice around
-// a 401 does not make it transient, while a 400 still reads a fault the
-// answer names itself.
-func TestAuthRefusalIgnoresFaultWords(t *testing.T) {
+// TestRefusalIgnoresFaultAndAbortWords checks that a host's retry advice
+// around a 401 does not make it transient, while a 400 still reads a fault
+// the answer names itself, and that a host's abort beside a refusal is no
+// cancel, while a 499 or no status leaves the cancel.
+func TestRefusalIgnoresFaultAndAbortWords(t *testing.T) {
 	for _, tt := range []struct {
 		status int
 		msg    string
@@ -493,6 +494,12 @@ func TestAuthRefusalIgnoresFaultWords(t *testing.T) {
 		{401, "An unexpected error occurred: Server returned 401 — the LLM endpoint may be temporarily unavailable. Try again in a moment.", Permanent},
 		{407, "Internal Server Error from the proxy", Permanent},
 		{400, `{"type":"error","error":{"type":"ServiceUnavailableError","message":"Service Unavailable"}}`, Transient},
+		// A host's abort beside a refusal is its reaction to the answer.
+		{404, "[handleAbortError] AI response error; aborting request: 404 Resource not found", Permanent},
+		{0, "Operation aborted: HTTP 400 Bad Request", Permanent},
+		{0, "The operation was aborted (HTTP 403)", Permanent},
+		{499, "request cancelled by user", Canceled},
+		{0, "Error: Request was aborted.", Canceled},
 	} {
 		if got := Classify(Failure{Status: tt.status, Message: tt.msg}); got.Class != tt.want {
 			t.Errorf("Classify(%d, %q) = %v (%s), want %v", tt.status, tt.msg, got.Class, got.Rule, tt.want)

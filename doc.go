@@ -178,7 +178,10 @@
 // answered, so a host's "connection failed" around the answer is no fault.
 // Under an authentication refusal (401, 407) no fault-tier rule reads
 // unless it names the status: "the endpoint may be temporarily unavailable,
-// try again" around a 401 is a host's advice, not the cause.
+// try again" around a 401 is a host's advice, not the cause. Under any such
+// refusal no abort rule reads unless it names the status either: "aborting
+// request: 404 Resource not found" is a host giving up on the answer, not a
+// person's cancel.
 //
 // A rule with `disabled: true` removes the rule of the same id from the
 // layers below it.
