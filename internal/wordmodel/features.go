@@ -132,6 +132,7 @@ func (s *scanner) next() (uint32, bool) {
 		c := s.text[s.i]
 		switch {
 		case isAlnum(c):
+			s.cjkAt = -1
 			at := s.i
 			h, ok := s.readWord()
 			if strings.HasPrefix(s.text[s.i:], "://") {
