@@ -780,7 +780,7 @@ func (r *rule) late() bool { return r.tier == tierStatus }
 // statusOnly reports whether r reads no text: it has guards and nothing else.
 func (r *rule) statusOnly() bool {
 	return len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && len(r.also) == 0 &&
-		len(r.unless) == 0 && r.re == nil && len(r.clauses) == 0 && !r.over
+		len(r.unless) == 0 && r.re == nil && len(r.clauses) == 0 && !r.over && !r.budget
 }
 
 // applies reports whether r's guards, triggers and constraints hold, as the
@@ -807,6 +807,9 @@ func (r *rule) applies(prov string, status int, code, msg string, h *match.Hits)
 	}
 	ev := r.trigger(code, msg, h)
 	if ev != EvidenceNone && r.over && !hint.StatesExcess(msg) {
+		return EvidenceNone
+	}
+	if ev != EvidenceNone && r.budget && !hint.BudgetFillsWindow(msg) {
 		return EvidenceNone
 	}
 	return ev

@@ -82,7 +82,7 @@
 //	    all: ["tokens per min"]             # constraint: every one of these phrases occurs
 //	    also: ["exceed", "longer than"]     # constraint: at least one of these phrases occurs
 //	    unless: ["quota"]                   # constraint: none of these phrases occurs
-//	    numbers: over                       # constraint: a count is followed by a smaller bound (see below)
+//	    numbers: over                       # constraint: a count is followed by a smaller bound; or budget (see below)
 //	    examples: ['{"type":"overloaded_error"}']  # texts the rule must match
 //	    not: ["rate limit exceeded"]        # texts the rule must not match
 //	    firm: true                          # a quota that a short stated wait does not turn into a rate limit
@@ -99,6 +99,13 @@
 // tokens) exceeds the limit of 128,000", "35000 tokens; model max is 32768"
 // ("128k" counts thousands). Numbers that belong to a word, a version, a
 // date, a time, an address or a decimal are not counts.
+//
+// A rule with `numbers: budget` holds only where the text states an output
+// budget (max_tokens and its kin, with its count within a few words after
+// it) at least as large as the context window it also states ("maximum
+// context length is N", "max_model_len N"): "'max_tokens' is too large:
+// 65536. This model's maximum context length is 65536 tokens". No
+// compaction makes such a request fit; only a smaller budget does.
 //
 // A rule with `exhausted: true` recognises a client-side retry layer that
 // already gave up ("exceeded maximum number of attempts", "Max retries

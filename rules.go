@@ -153,6 +153,7 @@ type rule struct {
 	tier        tier
 	clauses     [][]string // concept names that must meet in one clause, per entry
 	over        bool       // numbers: over
+	budget      bool       // numbers: budget
 
 	// Set when compiled into a Classifier: phrase ids in its matcher,
 	// concept combination ids, and the ids reported when a stated wait
@@ -667,8 +668,10 @@ func compileSpec(s ruleSpec) (*rule, error) {
 	case "":
 	case "over":
 		r.over = true
+	case "budget":
+		r.budget = true
 	default:
-		return nil, fmt.Errorf("numbers %q: want over", s.Numbers)
+		return nil, fmt.Errorf("numbers %q: want over or budget", s.Numbers)
 	}
 	if len(r.status) == 0 && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil && len(r.clauses) == 0 {
 		return nil, errors.New("needs at least one of status, codes, match, all, clause or regex")

@@ -171,24 +171,7 @@ func comparing(between string) bool {
 
 // containsFold reports whether s contains sub, ASCII letters compared
 // case-insensitively. sub is lower case.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		j := 0
-		for ; j < len(sub); j++ {
-			c := s[i+j]
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
-		}
-		if j == len(sub) {
-			return true
-		}
-	}
-	return false
-}
+func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
 
 // unitReach bounds the distance between a count and its unit.
 const unitReach = 24

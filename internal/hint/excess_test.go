@@ -163,3 +163,79 @@ func TestReadNumberBefore(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetFillsWindow(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"'max_tokens' or 'max_completion_tokens' is too large: 65536. This model's maximum context length is 65536 tokens and your request has 10969 input tokens (65536 > 65536 - 10969).", true},
+		{"API Error: 400 'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context length is 20000 tokens", true},
+		{"max_tokens=8192 but the context length is 4096", true},
+		{"MAX_NEW_TOKENS (4,096) exceeds max_model_len 2048", true},
+		// A budget that leaves room: the prompt is what does not fit.
+		{"'max_tokens' or 'max_completion_tokens' is too large: 16384. This model's maximum context length is 32768 tokens and your request has 20000 input tokens.", false},
+		// Only one of the two stated.
+		{"max_tokens is too large: 65536", false},
+		{"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.", false},
+		// Not counts.
+		{"max_tokens must be an integer; maximum context length is 8192 tokens", false},
+		{"max_tokens: v2.1 ... context length is 4096", false},
+		{"", false},
+	} {
+		if got := BudgetFillsWindow(tt.text); got != tt.want {
+			t.Errorf("BudgetFillsWindow(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestBudgetFillsWindowAllocs(t *testing.T) {
+	s := strings.Repeat("max_tokens is too large: 65536; maximum context length is 4096 tokens. ", 50)
+	if n := testing.AllocsPerRun(100, func() { BudgetFillsWindow(s) }); n != 0 {
+		t.Errorf("BudgetFillsWindow allocates %v times", n)
+	}
+}
+
+// FuzzBudgetFillsWindow checks properties of BudgetFillsWindow on any text:
+// it never panics, it reads letters case-insensitively, and it holds only
+// where a budget phrase and a window phrase both occur.
+func FuzzBudgetFillsWindow(f *testing.F) {
+	for _, s := range []string{"max_tokens 9000, context length is 8192", "MAX_TOKENS: 1,024 max_model_len 1k",
+		"context window of 8192 max tokens 8192", "max tokens 2026-01-02 context length is 1", "max_tokens"} {
+		f.Add(s)
+	}
+	swap := func(s string) string {
+		b := []byte(s)
+		for i, c := range b {
+			switch {
+			case c >= 'a' && c <= 'z':
+				b[i] = c - 'a' + 'A'
+			case c >= 'A' && c <= 'Z':
+				b[i] = c - 'A' + 'a'
+			}
+		}
+		return string(b)
+	}
+	lower := func(s string) string { return strings.ToLower(swap(swap(s))) }
+	f.Fuzz(func(t *testing.T, s string) {
+		got := BudgetFillsWindow(s)
+		if got != BudgetFillsWindow(swap(s)) {
+			t.Fatalf("BudgetFillsWindow(%q) = %v, but %v with letters' case swapped", s, got, !got)
+		}
+		if !got {
+			return
+		}
+		l := lower(s)
+		has := func(phrases []string) bool {
+			for _, p := range phrases {
+				if strings.Contains(l, p) {
+					return true
+				}
+			}
+			return false
+		}
+		if !has(budgetPhrases[:]) || !has(windowPhrases[:]) {
+			t.Fatalf("BudgetFillsWindow(%q) holds without both a budget and a window phrase", s)
+		}
+	})
+}

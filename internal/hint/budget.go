@@ -1,0 +1,95 @@
+package hint
+
+// budgetReach bounds how far after an output-budget or window phrase its
+// count may stand: "'max_tokens' or 'max_completion_tokens' is too large:
+// 64000" puts the count 45 bytes after "max_tokens".
+const budgetReach = 64
+
+// budgetPhrases name the output budget a request asks for, in the forms
+// APIs print it ('_' is not folded here, so both spellings are listed).
+var budgetPhrases = [...]string{"max_tokens", "max tokens", "max_completion_tokens", "max_new_tokens",
+	"max_output_tokens", "maxoutputtokens", "max output tokens"}
+
+// windowPhrases name the context window itself.
+var windowPhrases = [...]string{"maximum context length is", "max context length is", "context length is",
+	"context window is", "context window of", "context length of", "max_model_len"}
+
+// BudgetFillsWindow reports whether s states an output budget at least as
+// large as the context window it also states: "'max_tokens' is too large:
+// 65536. This model's maximum context length is 65536 tokens". Then no
+// compaction of the prompt makes the request fit; only a smaller budget
+// does. Both counts are read the way StatesExcess reads them (a count after
+// the phrase, within a few words, not part of a word, version or date). It
+// does not allocate.
+func BudgetFillsWindow(s string) bool {
+	window, at, ok := countAfter(s, windowPhrases[:])
+	if !ok {
+		return false
+	}
+	budget, bat, ok := countAfter(s, budgetPhrases[:])
+	return ok && bat != at && budget >= window
+}
+
+// countAfter returns the first count that follows, within budgetReach
+// bytes and in the same clause, the first occurrence of any of phrases that
+// has one, and where the count starts.
+func countAfter(s string, phrases []string) (v float64, at int, ok bool) {
+	for _, p := range phrases {
+		for from := 0; from < len(s); {
+			i := indexFold(s[from:], p)
+			if i < 0 {
+				break
+			}
+			start := from + i + len(p)
+			if v, at, ok := firstCount(s, start, min(len(s), start+budgetReach)); ok {
+				return v, at, true
+			}
+			from = start
+		}
+	}
+	return 0, 0, false
+}
+
+// firstCount returns the first count in s[i:end], before the clause ends
+// (a line break, ';', or '.' before a blank), that is no part of a word, a
+// version or a date, and at least 1, and where it starts.
+func firstCount(s string, i, end int) (float64, int, bool) {
+	for i < end {
+		c := s[i]
+		if c == '\n' || c == ';' || c == '.' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n') {
+			return 0, 0, false
+		}
+		if c < '0' || c > '9' {
+			i++
+			continue
+		}
+		start := i
+		v, e, ok := readCount(s, i)
+		i = e
+		if ok && !attachedBefore(s, start) && v >= 1 {
+			return v, start, true
+		}
+	}
+	return 0, 0, false
+}
+
+// indexFold returns the index of the first occurrence of sub in s, ASCII
+// letters compared case-insensitively, or -1. sub is lower case.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return i
+		}
+	}
+	return -1
+}
