@@ -414,3 +414,18 @@ func TestTwoStreamBounds(t *testing.T) {
 		t.Errorf("%d anchors, more than the %d of the two-stream scan", numAnchors, match.TwoStreamAnchors)
 	}
 }
+
+// TestDefaultPhrasesFitOnStack checks that the default rules' phrase hits fit
+// the stack array Classify keeps for them, with room to grow: past it,
+// every Classify allocates.
+func TestDefaultPhrasesFitOnStack(t *testing.T) {
+	c, err := defaultClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.m.NumPhrases()
+	if limit := hitsOnStack * 64; n > limit*9/10 {
+		t.Errorf("the default rules have %d phrases, over 90%% of the %d that fit on the stack: raise hitsOnStack", n, limit)
+	}
+	t.Logf("%d phrases, %d fit on the stack", n, hitsOnStack*64)
+}

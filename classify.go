@@ -487,6 +487,12 @@ var defaultClassifier = sync.OnceValues(func() (*Classifier, error) {
 	return newClassifier(d)
 })
 
+// hitsOnStack is how many words of phrase hits Classify keeps on the stack:
+// room for hitsOnStack*64 phrases, which the default rules stay well under
+// (TestDefaultPhrasesFitOnStack), so that classifying allocates nothing. A
+// classifier with more phrases allocates its hits.
+const hitsOnStack = 48
+
 // Classify classifies f with the embedded default rules. It never panics and
 // does not allocate for messages up to a few kilobytes.
 //
@@ -551,7 +557,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 	if msg == "" && textOK {
 		msg = safeErrorText(f.Err)
 	}
-	var stack [32]uint64
+	var stack [hitsOnStack]uint64
 	set := stack[:]
 	if need := (c.m.NumPhrases() + 63) / 64; need > len(stack) {
 		set = make([]uint64, need)
@@ -590,7 +596,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 	noTransient := xsr == "false"
 	var errText string
 	var errHits match.Hits
-	var errStack [32]uint64
+	var errStack [hitsOnStack]uint64
 	// scanErrText reads the Go error's text once, when a rule needs it.
 	scanErrText := func() {
 		if errHits.Set != nil {
@@ -686,7 +692,7 @@ func (c *Classifier) exhaustedText(f Failure, textual bool) bool {
 	if msg == "" && f.Code == "" {
 		return false
 	}
-	var stack [32]uint64
+	var stack [hitsOnStack]uint64
 	set := stack[:]
 	if need := (c.m.NumPhrases() + 63) / 64; need > len(stack) {
 		set = make([]uint64, need)
