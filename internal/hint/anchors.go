@@ -28,6 +28,7 @@ const (
 	anchorEstimatedTimeSingle
 	anchorTryAgainIn
 	anchorTryAgainAfter
+	anchorComeBackIn
 	anchorRetryIn
 	anchorRetryAfter
 	anchorResetAfter
@@ -66,6 +67,7 @@ func AnchorPhrase(a int) string { return anchorPhrases[a] }
 var anchorPhrases = [NumAnchors]string{
 	anchorTryAgainIn:          "try again in",
 	anchorTryAgainAfter:       "try again after",
+	anchorComeBackIn:          "come back in",
 	anchorRetryIn:             "please retry in",
 	anchorRetryAfter:          "retry after",
 	anchorRetryDelay:          "retrydelay",
