@@ -189,15 +189,16 @@ const MinP = 0.9
 
 // MaxCostly is the most probability the model may put on the classes that
 // would make its verdict a costly mistake (the classes of failures that a
-// retry cannot fix when it says transient, a wait when it says overflow,
-// an overflow when it says permanent) and still give it.
+// retry cannot fix when it says transient, an overflow when it says a
+// class that stops) and still give it.
 const MaxCostly = 0.1
 
 // Guess returns the model's verdict on a failure: the most likely class
 // when it is at least MinP likely and the classes that would make it a
 // costly mistake are together at most MaxCostly likely, else Unknown. The
-// model never gives Unknown's alternative Canceled: cancellation is read
-// from the Go error chain and explicit words only.
+// model never gives Overflow or Canceled: compacting a conversation, or
+// reading a failure as the caller's own cancel, rests on rules only (in
+// cross-validation its overflow verdicts fell on local servers' warnings).
 func (w *Weights) Guess(status int, text string) Guess {
 	return w.GuessAt(status, text, MinP, MaxCostly)
 }
@@ -219,8 +220,6 @@ func (w *Weights) GuessAt(status int, text string, minP, maxCostly float64) Gues
 	switch best {
 	case Transient:
 		costly = p[Permanent] + p[Quota] + p[Billing]
-	case Overflow:
-		costly = p[Transient]
 	case Permanent, Quota, Billing:
 		costly = p[Overflow]
 	}
