@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/erradvisor/erradvisor/internal/match"
 )
 
 // MaxText is how many bytes of a text the model reads. An error's meaning is
@@ -52,6 +54,17 @@ func fnvString(h uint32, s string) uint32 {
 	return h
 }
 
+func fnvBytes(h uint32, b []byte) uint32 {
+	for _, c := range b {
+		h = fnvByte(h, c)
+	}
+	return h
+}
+
+// statusFeature is the feature of a three-digit HTTP status, whether the
+// failure carries it or the text writes it ("HTTP 429").
+func statusFeature(digits []byte) uint32 { return fnvBytes(fnvByte(fnvOffset, kindStatus), digits) }
+
 // pairHash is the feature of two adjacent words.
 func pairHash(a, b uint32) uint32 {
 	h := fnvByte(fnvOffset, kindPair)
@@ -71,10 +84,7 @@ func statusHashes(status int) (exact, class uint32, ok bool) {
 		return 0, 0, false
 	}
 	d := [3]byte{byte('0' + status/100), byte('0' + status/10%10), byte('0' + status%10)}
-	exact = fnvByte(fnvOffset, kindStatus)
-	for _, b := range d {
-		exact = fnvByte(exact, b)
-	}
+	exact = statusFeature(d[:])
 	class = fnvByte(fnvByte(fnvOffset, kindClass), d[0])
 	return exact, class, true
 }
@@ -215,7 +225,7 @@ func (s *scanner) readWord() (uint32, bool) {
 			digits++
 		}
 		if n < len(s.word) {
-			s.word[n] = c | 0x20*b2u(c >= 'A' && c <= 'Z')
+			s.word[n] = match.Fold(c)
 		}
 		n++
 		s.i++
@@ -228,7 +238,7 @@ func (s *scanner) readWord() (uint32, bool) {
 			n = maxWord + 1
 		}
 		if n == 3 && digits == 3 && (s.word[0] == '4' || s.word[0] == '5') && !adjacentDigitSep(s.text, start, s.i) {
-			return fnvString(fnvByte(fnvOffset, kindStatus), string(s.word[:3])), true
+			return statusFeature(s.word[:3]), true
 		}
 		s.prev = 0
 		return 0, false
@@ -239,8 +249,7 @@ func (s *scanner) readWord() (uint32, bool) {
 		}
 		return 0, false
 	}
-	w := stem(s.word[:n])
-	return fnvString(fnvByte(fnvOffset, kindWord), string(w)), true
+	return fnvBytes(fnvByte(fnvOffset, kindWord), stem(s.word[:n])), true
 }
 
 // adjacentDigitSep reports whether the run text[start:end] is part of a
@@ -271,13 +280,6 @@ func stem(w []byte) []byte {
 		w = w[:len(w)-1]
 	}
 	return w
-}
-
-func b2u(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -318,8 +320,8 @@ func AppendFeatures(dst []uint32, status int, text string) []uint32 {
 
 // A Word is one feature of a text with the text it was read from.
 type Word struct {
-	Text    string
-	Feature uint32
+	Text    string // the text read, lower-cased ("status 503" for a status)
+	Feature uint32 // the feature's hash, as the model's Keys hold it
 }
 
 // Words returns the features of a failure paired with the text each was

@@ -232,21 +232,20 @@ func (w *Weights) GuessAt(status int, text string, minP, maxCostly float64) Gues
 
 // Contribution is what one feature of a text adds to a class's logit.
 type Contribution struct {
-	Word   string
-	Weight float64
+	Word   string  // the text the feature was read from
+	Weight float64 // its weight towards the class, in logits
 }
 
 // Explain returns the features of a text that pushed hardest towards class
 // c, strongest first, at most n of them. It allocates.
 func (w *Weights) Explain(status int, text string, c Class, n int) []Contribution {
 	var out []Contribution
-	done := map[int]bool{}
+	var once seen
 	for _, wd := range Words(status, text) {
 		i := w.index(wd.Feature)
-		if i < 0 || done[i] {
+		if i < 0 || !once.add(int32(i)) {
 			continue
 		}
-		done[i] = true
 		v := float64(w.W[i*int(NumClasses)+int(c)]) / w.Scale
 		if v > 0 {
 			out = append(out, Contribution{Word: wd.Text, Weight: v})

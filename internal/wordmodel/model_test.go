@@ -49,7 +49,7 @@ func toyDocs() []Doc {
 }
 
 func TestTrainIsDeterministic(t *testing.T) {
-	a, b := Train(toyDocs(), DefaultOptions), Train(toyDocs(), DefaultOptions)
+	a, b := Train(toyDocs(), DefaultOptions()), Train(toyDocs(), DefaultOptions())
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("two trainings differ:\n%s", diff)
 	}

@@ -16,8 +16,8 @@ type Doc struct {
 	Group string
 }
 
-// Options are the training settings. The zero value is not useful; use
-// DefaultOptions.
+// Options are the training settings. The zero value is not useful; start
+// from DefaultOptions.
 type Options struct {
 	Epochs    int     // passes over the documents
 	Rate      float64 // initial learning rate
@@ -26,8 +26,10 @@ type Options struct {
 	MinGroups int     // least number of groups a feature must occur in
 }
 
-// DefaultOptions are the settings the generated model is trained with.
-var DefaultOptions = Options{Epochs: 30, Rate: 0.2, Decay: 0.2, L2: 1e-2, MinGroups: 2}
+// DefaultOptions returns the settings the generated model is trained with.
+func DefaultOptions() Options {
+	return Options{Epochs: 30, Rate: 0.2, Decay: 0.2, L2: 1e-2, MinGroups: 2}
+}
 
 // Train fits a model to docs, in the order given, deterministically: the
 // same documents in the same order give the same weights on every machine.
