@@ -10,9 +10,10 @@ const budgetReach = 64
 var budgetPhrases = [...]string{"max_tokens", "max tokens", "max_completion_tokens", "max_new_tokens",
 	"max_output_tokens", "maxoutputtokens", "max output tokens"}
 
-// windowPhrases name the context window itself.
-var windowPhrases = [...]string{"maximum context length is", "max context length is", "context length is",
-	"context window is", "context window of", "context length of", "max_model_len"}
+// windowPhrases name the context window itself ("context length is" also
+// ends "This model's maximum context length is").
+var windowPhrases = [...]string{"context length is", "context window is", "context window of", "context length of",
+	"max_model_len"}
 
 // BudgetFillsWindow reports whether s states an output budget at least as
 // large as the context window it also states: "'max_tokens' is too large:
