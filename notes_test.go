@@ -172,6 +172,12 @@ func leaks(data string) string {
 		return "jwt " + m
 	}
 	for _, m := range leakBearer.FindAllString(data, -1) {
+		// The redactor reads URL escapes as decoded: in "%BeArer" the
+		// escape "%Be" is one byte, and no scheme word follows it. (The
+		// match starts with the one character before the scheme.)
+		if strings.HasPrefix(m, "%") {
+			continue
+		}
 		if len(strings.Fields(m)[len(strings.Fields(m))-1]) >= 8 {
 			return "bearer " + m
 		}
@@ -238,8 +244,9 @@ func FuzzFrame(f *testing.F) {
 		"Bearer eyJa.eyJb.c", "https://u:p@h/?key=v&token=w", "https://a:b@c:d@e", "bearer\x00 x12345678",
 		"sk-\x00abcdefghijkl", "AKIA\u200bABCDEFGHIJKLMNOP", "api_key=" + strings.Repeat("x", 400),
 		strings.Repeat("é`", 200), "key=[redacted]x", "eyJ.a.b", "ab.eyJ.eyJ.x",
-		"://keY=:0@", // a key= parameter inside user information
-		"Api_kEY=0",  // odd casing inside a secret name
+		"://keY=:0@",          // a key= parameter inside user information
+		"Api_kEY=0",           // odd casing inside a secret name
+		"BˤB%BeArer 00000000", // "%Be" is a URL escape: no scheme word follows it
 		"\u1fef\uff40\u02cb\u2035 [advisory] x", "a\ufe0f\U000E0100\u115f\u3164\u2800\U000E0041b",
 		"Cookie: a=1\nX: y", "-----BEGIN PRIVATE KEY-----\nAAAA", `{\"password\":\"p\"}`, "sig%3Dabc%2F",
 		strings.Repeat("x", 295) + " key=sk-abcdefghijklmnop",
