@@ -358,6 +358,15 @@ func LoadClassifier(paths ...string) (*Classifier, error) {
 	return newClassifier(append(layers, d)...)
 }
 
+// spellings returns the ways a phrase is written in texts: itself and, when
+// it has simplified Chinese characters, their traditional forms.
+func spellings(p string) []string {
+	if t := match.Traditional(p); t != p {
+		return []string{p, t}
+	}
+	return []string{p}
+}
+
 func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 	c := &Classifier{}
 	seen := map[string]bool{}
@@ -399,11 +408,13 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 	var conceptOf []match.Mask
 	for ci, cn := range concepts {
 		for _, w := range cn.words {
-			pid := id(w)
-			for int(pid) >= len(conceptOf) {
-				conceptOf = append(conceptOf, match.Mask{})
+			for _, v := range spellings(w) {
+				pid := id(v)
+				for int(pid) >= len(conceptOf) {
+					conceptOf = append(conceptOf, match.Mask{})
+				}
+				conceptOf[pid].Add(ci)
 			}
-			conceptOf[pid].Add(ci)
 		}
 	}
 	for _, w := range match.IDMarkers() {
@@ -434,16 +445,22 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		cr := *r // rules of a RuleSet stay untouched; ids belong to this Classifier
 		cr.matchID, cr.allID, cr.alsoID, cr.unlessID = nil, nil, nil, nil
 		for _, p := range r.match {
-			cr.matchID = append(cr.matchID, id(p))
+			for _, v := range spellings(p) {
+				cr.matchID = append(cr.matchID, id(v))
+			}
 		}
-		for _, p := range r.all {
+		for _, p := range r.all { // each must occur: one spelling only
 			cr.allID = append(cr.allID, id(p))
 		}
 		for _, p := range r.also {
-			cr.alsoID = append(cr.alsoID, id(p))
+			for _, v := range spellings(p) {
+				cr.alsoID = append(cr.alsoID, id(v))
+			}
 		}
 		for _, p := range r.unless {
-			cr.unlessID = append(cr.unlessID, id(p))
+			for _, v := range spellings(p) {
+				cr.unlessID = append(cr.unlessID, id(v))
+			}
 		}
 		cr.comboID = nil
 		for _, names := range r.clauses {

@@ -136,6 +136,13 @@
 // nothing of what failed. Prefer phrases and concepts; use a
 // regular expression only where a shape with numbers demands it.
 //
+// Chinese is written once, in simplified characters: a match, also or
+// unless phrase and a concept word with simplified characters of error
+// vocabulary also match their traditional forms, so "余额不足" finds
+// "餘額不足" and "请稍后再试" finds "請稍後再試". An `all` phrase matches as
+// written. Words that Taiwan or Hong Kong say differently (伺服器 for
+// 服务器) are words of their own.
+//
 // # Rule concepts
 //
 // A concept is a named vocabulary: words, in any language, that stand for
