@@ -162,7 +162,7 @@ func TestRun(t *testing.T) {
 		{
 			name:  "jsonl flags are defaults",
 			args:  []string{"classify", "--jsonl", "--status", "429", "--provider", "anthropic"},
-			stdin: `{"message":"slow down"}` + "\n" + `{"status":401,"message":"invalid x-api-key"}` + "\n",
+			stdin: `{"message":"oops"}` + "\n" + `{"status":401,"message":"invalid x-api-key"}` + "\n",
 			want: outcome{Stdout: `{"class":"transient","reason":"rate_limit","rule":"status.429","retry_after_ms":0}
 {"class":"permanent","reason":"auth","rule":"auth.invalid_credentials","retry_after_ms":0}
 `},
