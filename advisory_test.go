@@ -693,3 +693,19 @@ func TestPeekNotes(t *testing.T) {
 		t.Fatalf("one-shot notes shown twice: %v", got)
 	}
 }
+
+// TestOutsideErrorNote checks the note after a failure a rule of the outside
+// tier read: it does not blame the provider.
+func TestOutsideErrorNote(t *testing.T) {
+	s := NewSession(Conservative())
+	const msg = "tool-error: search failed: HTTP Error 429: Too Many Requests"
+	turn := failedTurn(msg, time.Minute)
+	s.Decide(Outcome{Stop: StopError, Failure: Failure{Provider: turn.Provider, Message: msg}, Model: turn.Model}, now)
+	notes := s.Notes(now, Target{turn.Provider, turn.Model}, NewestFirst([]Entry{user(), turn}))
+	if len(notes) != 1 || notes[0].Kind != ProviderErrorNote || notes[0].Class != Unknown {
+		t.Fatalf("notes %+v, want one provider-error note of class unknown", notes)
+	}
+	if !strings.Contains(notes[0].Text, "did not come from the model provider") {
+		t.Errorf("note %q does not say the error was not the provider's", notes[0].Text)
+	}
+}

@@ -208,7 +208,10 @@ type Classification struct {
 	// Reason refines Class.
 	Reason Reason
 	// Rule is the id of the rule that decided ("anthropic.overloaded",
-	// "status.429", "go.context_canceled"); empty only for Unknown.
+	// "status.429", "go.context_canceled"). It is empty only for Unknown,
+	// and set for Unknown only when a rule of the outside tier read the
+	// text as no failure of a model request at all ("outside.tool": a
+	// tool's or an MCP server's error).
 	Rule string
 	// RetryAfter is the wait the server stated in headers or body, or 0.
 	RetryAfter time.Duration
@@ -656,7 +659,7 @@ func (c *Classifier) Classify(f Failure) Classification {
 	var cl Classification
 	if r != nil {
 		cl = Classification{Class: r.class, Reason: r.reason, Rule: r.id, Evidence: ev,
-			RetriesExhausted: ex != nil && r.class != Canceled}
+			RetriesExhausted: ex != nil && r.class != Canceled && r.class != Unknown}
 	} else if msg != "" {
 		cl = guessFromWords(status, msg, noTransient)
 	}

@@ -321,6 +321,10 @@ func TestParseRulesErrors(t *testing.T) {
 		{"wrong type", "rules:\n  - id: x\n    class: quota\n    reason: quota\n    status: abc\n", `bad.yaml:5: rule "x"`},
 		{"not a list", "rules: 3", "'rules' must be a list"},
 		{"empty phrase", "rules:\n  - {id: x, class: quota, reason: quota, match: ['  ']}\n", "empty phrase"},
+		{"unknown with a reason", "rules:\n  - {id: x, class: unknown, reason: server, match: [abc]}\n", `reason "server" does not belong to class unknown`},
+		{"unknown outside its tier", "rules:\n  - {id: x, class: unknown, tier: fault, match: [abc]}\n", "class unknown and tier outside go together"},
+		{"outside tier with a class", "rules:\n  - {id: x, class: transient, reason: server, tier: outside, match: [abc]}\n", "class unknown and tier outside go together"},
+		{"unknown exhausted", "rules:\n  - {id: x, class: unknown, exhausted: true, match: [abc]}\n", "class unknown: exhausted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -590,5 +594,37 @@ func TestDefaultRegexRulesAreGated(t *testing.T) {
 		if r.re != nil && len(r.all) == 0 {
 			t.Errorf("%s:%d: rule %q runs its regex on every text: give it an `all` phrase the regex needs", d.name, r.line, r.id)
 		}
+	}
+}
+
+// TestOutsideTier checks that a rule of the outside tier gives Unknown with
+// its id, before any other rule, any status and the word model: a tool's
+// "429 Too Many Requests" says nothing of the next model request.
+func TestOutsideTier(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    Failure
+		want Classification
+	}{
+		{"tool 429", Failure{Status: 429, Message: "tool-error: search failed: HTTP Error 429: Too Many Requests"},
+			Classification{Class: Unknown, Rule: "outside.tool", Evidence: EvidenceText}},
+		{"mcp server", Failure{Message: "MCP error -32602: Invalid arguments for tool create_page"},
+			Classification{Class: Unknown, Rule: "outside.tool", Evidence: EvidenceText}},
+		{"tracing 403", Failure{Status: 403, Message: "[non-fatal] Tracing client error 403: Country, region, or territory not supported"},
+			Classification{Class: Unknown, Rule: "outside.telemetry", Evidence: EvidenceText}},
+		{"model request still read", Failure{Status: 429, Message: "Rate limit reached for requests"},
+			Classification{Class: Transient, Reason: ReasonRateLimit, Rule: "transient.rate_limit", Evidence: EvidenceText}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Classify(tt.f)); diff != "" {
+				t.Errorf("Classify (-want +got):\n%s", diff)
+			}
+		})
+	}
+	s := NewSession(Policy{})
+	d := s.Decide(Outcome{Stop: StopError, Failure: Failure{Message: "tool-error: search failed: HTTP Error 429: Too Many Requests"}},
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if d.Action != Stop || !strings.Contains(d.Explain(), "no failure of a model request (outside.tool)") {
+		t.Errorf("Decide: %v %q, want Stop naming outside.tool", d.Action, d.Explain())
 	}
 }

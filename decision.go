@@ -324,6 +324,9 @@ func (d Decision) Explain() string {
 		return fmt.Sprintf("retry time budget of %s used up after %d attempts: %s", shortDuration(d.Ceiling), d.Attempt, failureName(c))
 	case CauseNotRetryable:
 		if c.Class == Unknown {
+			if c.Rule != "" {
+				return "no failure of a model request (" + c.Rule + "): not retried"
+			}
 			return "unrecognised error: not retried by this policy"
 		}
 		return classAndReason(c) + ", not retried"

@@ -70,7 +70,7 @@
 //	rules:
 //	  - id: anthropic.overloaded            # unique; letters, digits, '.', '_', '-'
 //	    tier: provider                      # place in the evidence order (see below); optional
-//	    class: transient                    # transient overflow quota billing permanent canceled
+//	    class: transient                    # transient overflow quota billing permanent canceled (unknown: see tiers)
 //	    reason: overloaded                  # one of the class's reasons
 //	    description: the API is temporarily overloaded
 //	    providers: [anthropic]              # guard: only for these providers (aliases understood)
@@ -161,6 +161,7 @@
 //
 // The tier places a rule in the order of evidence. From first to last:
 //
+//	outside     no failure of a model request (a tool's, an MCP server's, a tracing exporter's)
 //	abort       the caller aborted
 //	provider    a provider's documented wording or code
 //	hard_limit  limits waiting does not clear: requests too large, quotas, budgets, suspensions, billing
@@ -172,9 +173,18 @@
 //	status      the HTTP status, with at most a word of text
 //
 // A rule without a tier gets one: `provider` when it names providers,
-// `status` when it reads only the status, otherwise by its class (canceled:
-// abort; quota and billing: hard_limit; transient rate_limit and overloaded:
-// rate; overflow: overflow; permanent: permanent; other transient: fault).
+// `status` when it reads only the status, otherwise by its class (unknown:
+// outside; canceled: abort; quota and billing: hard_limit; transient
+// rate_limit and overloaded: rate; overflow: overflow; permanent: permanent;
+// other transient: fault).
+//
+// The outside tier is where a rule says a text reports no failure of a
+// model request at all, so that no later rule, no status and no word model
+// gives it a class: a host may hand over a tool's "429 Too Many Requests"
+// or a tracing exporter's 403, and neither says anything of the next model
+// request. Its rules, and only they, have class unknown and no reason; the
+// verdict is Unknown with the rule's id in Classification.Rule. They take no
+// `exhausted`, `firm` or `numbers`.
 //
 // Layers merge within a tier (see [NewClassifier]): every rule of a tier is
 // tried before any rule of a later tier, and within a tier the rules of a

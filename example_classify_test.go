@@ -120,7 +120,7 @@ rules:
 	// Output:
 	// acme.overflow
 	// unknown
-	// bad.yaml:2: rule "x": class "flaky": want transient, overflow, quota, billing, permanent or canceled
+	// bad.yaml:2: rule "x": class "flaky": want transient, overflow, quota, billing, permanent, canceled or unknown
 }
 
 func ExampleRetryAfter() {

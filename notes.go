@@ -513,7 +513,13 @@ func providerNote(model, msg string, c Classification, retried int, switched boo
 			nb.text(".")
 		}
 	case Unknown:
-		nb.text("The previous request failed with a provider error of a kind that was not recognised.")
+		if c.Rule != "" {
+			// A rule of the outside tier: the error was a tool's, an MCP
+			// server's or an exporter's, not the provider's.
+			nb.text("The previous request ended with an error that did not come from the model provider (a tool, an MCP server or another service).")
+		} else {
+			nb.text("The previous request failed with a provider error of a kind that was not recognised.")
+		}
 	default:
 		nb.text("The previous request failed with a provider error that retrying does not fix (class: ")
 		nb.text(c.Class.String())

@@ -593,8 +593,8 @@ func compileSpec(s ruleSpec) (*rule, error) {
 		return r, nil // a disabled rule only hides a lower one
 	}
 	cl, err := parseClass(s.Class)
-	if err != nil || cl == Unknown {
-		return nil, fmt.Errorf("class %q: want transient, overflow, quota, billing, permanent or canceled", s.Class)
+	if err != nil || cl == Unknown && s.Class != "unknown" {
+		return nil, fmt.Errorf("class %q: want transient, overflow, quota, billing, permanent, canceled or unknown", s.Class)
 	}
 	rc, ok := Reason(s.Reason).Class()
 	if !ok || rc != cl {
@@ -682,6 +682,12 @@ func compileSpec(s ruleSpec) (*rule, error) {
 		}
 	} else {
 		r.tier = defaultTier(r)
+	}
+	if (r.class == Unknown) != (r.tier == tierOutside) {
+		return nil, errors.New("class unknown and tier outside go together: a rule that says a text reports no failure of a model request has both, and no other rule has either")
+	}
+	if r.class == Unknown && (r.exhausted || r.firm || r.over || r.budget) {
+		return nil, errors.New("class unknown: exhausted, firm and numbers do not apply")
 	}
 	if r.exhausted && len(r.codes) == 0 && len(r.match) == 0 && len(r.all) == 0 && r.re == nil {
 		return nil, errors.New("exhausted: the rule must read text (codes, match, all or regex)")

@@ -19,7 +19,8 @@ type tier uint8
 
 // The tiers, strongest first. See the package documentation of rules.go.
 const (
-	tierAbort     tier = iota // the caller aborted
+	tierOutside   tier = iota // no failure of a model request: a tool's, an MCP server's, a tracing exporter's
+	tierAbort                 // the caller aborted
 	tierProvider              // a provider's documented wording or code
 	tierHardLimit             // limits waiting does not clear: quotas, budgets, billing, requests too large
 	tierRate                  // rate limits and capacity
@@ -32,6 +33,7 @@ const (
 )
 
 var tierNames = [numTiers]string{
+	tierOutside:   "outside",
 	tierAbort:     "abort",
 	tierProvider:  "provider",
 	tierHardLimit: "hard_limit",
@@ -70,6 +72,8 @@ func defaultTier(r *rule) tier {
 		return tierStatus
 	}
 	switch r.class {
+	case Unknown:
+		return tierOutside
 	case Canceled:
 		return tierAbort
 	case Quota, Billing:
