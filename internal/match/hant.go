@@ -26,6 +26,25 @@ func Traditional(p string) string {
 	}, p)
 }
 
+// Simplified returns the simplified form of a traditional character of the
+// same table, and r itself for any other rune.
+func Simplified(r rune) rune {
+	if s, ok := hans[r]; ok {
+		return s
+	}
+	return r
+}
+
+// hans maps a traditional character of hant back to its simplified form.
+// It is read only.
+var hans = func() map[rune]rune {
+	m := make(map[rune]rune, len(hant))
+	for s, t := range hant {
+		m[t] = s
+	}
+	return m
+}()
+
 // hant maps a simplified character to its traditional form. It is read
 // only.
 var hant = func() map[rune]rune {

@@ -37,6 +37,12 @@ func TestTraditionalTable(t *testing.T) {
 		if _, ok := hant[tr]; ok {
 			t.Errorf("%c maps to %c, which is mapped again", s, tr)
 		}
+		if got := Simplified(tr); got != s {
+			t.Errorf("Simplified(%c) = %c, want %c (two characters share a traditional form)", tr, got, s)
+		}
+	}
+	if got := Simplified('a'); got != 'a' {
+		t.Errorf("Simplified('a') = %c", got)
 	}
 }
 

@@ -54,6 +54,12 @@ func fnvString(h uint32, s string) uint32 {
 	return h
 }
 
+// fnvRune hashes r's UTF-8 bytes.
+func fnvRune(h uint32, r rune) uint32 {
+	var b [utf8.UTFMax]byte
+	return fnvBytes(h, b[:utf8.EncodeRune(b[:], r)])
+}
+
 func fnvBytes(h uint32, b []byte) uint32 {
 	for _, c := range b {
 		h = fnvByte(h, c)
@@ -109,8 +115,10 @@ type scanner struct {
 	// Status features not yet yielded.
 	st  [2]uint32
 	nst int
-	// cjkAt is where the previous CJK character starts, or -1.
-	cjkAt int
+	// cjkAt is where the previous CJK character starts, or -1; cjkPrev is
+	// that character in simplified form.
+	cjkAt   int
+	cjkPrev rune
 }
 
 func newScanner(status int, text string) scanner {
@@ -180,12 +188,15 @@ func (s *scanner) next() (uint32, bool) {
 				s.cjkAt = -1
 				continue
 			}
-			h := fnvString(fnvByte(fnvOffset, kindWord), s.text[at:s.i])
+			// A traditional character counts as its simplified form, so
+			// "餘額" weighs what "余额" does.
+			r = match.Simplified(r)
+			h := fnvRune(fnvByte(fnvOffset, kindWord), r)
 			if s.cjkAt >= 0 {
-				s.pending = fnvString(fnvByte(fnvOffset, kindPair), s.text[s.cjkAt:s.i])
+				s.pending = fnvRune(fnvRune(fnvByte(fnvOffset, kindPair), s.cjkPrev), r)
 				s.pendAt, s.pendTo = s.cjkAt, s.i
 			}
-			s.cjkAt = at
+			s.cjkAt, s.cjkPrev = at, r
 			s.from, s.to = at, s.i
 			return h, true
 		}
