@@ -36,7 +36,7 @@ func TestWordModelClassesAgree(t *testing.T) {
 // never on a text a rule reads.
 func TestWordModelVerdict(t *testing.T) {
 	// No rule reads this wording of a passing backend fault.
-	const text = "The upstream relay could not hand your call to any backend right now, please try again in a moment"
+	const text = "The upstream relay could not hand your call to any backend right now, please try again"
 	ignore := cmpopts.IgnoreFields(Classification{}, "RetryAfter", "ResetAt")
 	for _, tc := range []struct {
 		name string
