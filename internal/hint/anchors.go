@@ -361,15 +361,21 @@ func StatusWhere(msg string, ends *[NumAnchors]int, ok func(int) bool) int {
 }
 
 // leadingStatus reads a status at the start of msg, after an optional
-// "Error:", in the shape SDKs and servers print: the number alone, or
+// "Error:" or "Error", in the shape SDKs and servers print: the number alone, or
 // followed by a status text or a body ("429 Too Many Requests", "529 {...}",
 // "404 page not found"). A number followed by a word that counts something
 // ("500 tokens exceeded", "429 requests") is a count, not a status.
 func leadingStatus(msg string) int {
 	i := skipSpace(msg, 0)
-	if len(msg)-i >= 6 && lowerASCII(msg[i:i+5]) == "error" && msg[i+5] == ':' {
+	if len(msg)-i >= 6 && lowerASCII(msg[i:i+5]) == "error" && (msg[i+5] == ':' || msg[i+5] == ' ') {
 		i = skipSpace(msg, i+6)
 	}
+	return statusWord(msg, i)
+}
+
+// statusWord reads a status at msg[i:] that stands alone: the number ends
+// the text or is followed by ':' or by a word that does not count something.
+func statusWord(msg string, i int) int {
 	s, n := threeDigits(msg, i)
 	if n == 0 || n == len(msg) {
 		return s
