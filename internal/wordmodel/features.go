@@ -47,13 +47,6 @@ const (
 
 func fnvByte(h uint32, b byte) uint32 { return (h ^ uint32(b)) * fnvPrime }
 
-func fnvString(h uint32, s string) uint32 {
-	for i := 0; i < len(s); i++ {
-		h = fnvByte(h, s[i])
-	}
-	return h
-}
-
 // fnvRune hashes r's UTF-8 bytes.
 func fnvRune(h uint32, r rune) uint32 {
 	var b [utf8.UTFMax]byte
