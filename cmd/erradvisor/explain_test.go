@@ -181,7 +181,7 @@ func itoa(n int) string {
 // TestExplainWords checks that a word-model verdict shows the words that
 // weighed most, strongest first, in JSON and for a terminal.
 func TestExplainWords(t *testing.T) {
-	const text = "The upstream relay could not hand your call to any backend right now, please try again in a moment"
+	const text = "The upstream relay could not hand your call to any backend right now, please try again"
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"explain", "--json", text}, strings.NewReader(""), true, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
