@@ -10,12 +10,18 @@ const budgetReach = 64
 var budgetPhrases = [...]string{"max_tokens", "max tokens", "max_completion_tokens", "max_new_tokens",
 	"max_output_tokens", "maxoutputtokens", "max output tokens"}
 
+// completionPhrases follow the output budget's count where OpenAI accounts
+// for a request ("you requested 4135 tokens (39 in the messages, 4096 in
+// the completion)").
+var completionPhrases = [...]string{" in the completion", " for the completion"}
+
 // windowPhrases name the context window itself ("context length is" also
 // ends "This model's maximum context length is").
 var windowPhrases = [...]string{"context length is", "context window is", "context window of", "context length of",
 	"max_model_len"}
 
-// BudgetFillsWindow reports whether s states an output budget at least as
+// BudgetFillsWindow reports whether s states an output budget (a max_tokens
+// phrase with its count after it, or a count "in the completion") at least as
 // large as the context window it also states: "'max_tokens' is too large:
 // 65536. This model's maximum context length is 65536 tokens". Then no
 // compaction of the prompt makes the request fit; only a smaller budget
@@ -28,7 +34,39 @@ func BudgetFillsWindow(s string) bool {
 		return false
 	}
 	budget, bat, ok := countAfter(s, budgetPhrases[:])
+	if !ok {
+		budget, bat, ok = countBefore(s, completionPhrases[:])
+	}
 	return ok && bat != at && budget >= window
+}
+
+// countBefore returns the count that ends just before the first occurrence
+// of any of phrases that has one ("4096 in the completion"), and where it
+// starts.
+func countBefore(s string, phrases []string) (v float64, at int, ok bool) {
+	for _, p := range phrases {
+		for from := 0; from < len(s); {
+			i := indexFold(s[from:], p)
+			if i < 0 {
+				break
+			}
+			end := from + i
+			k := end
+			for k > 0 && (s[k-1] >= '0' && s[k-1] <= '9' || s[k-1] == ',') {
+				k--
+			}
+			for k < end && s[k] == ',' {
+				k++
+			}
+			if k < end {
+				if v, e, ok := readCount(s, k); ok && e == end && !attachedBefore(s, k) && v >= 1 {
+					return v, k, true
+				}
+			}
+			from = end + len(p)
+		}
+	}
+	return 0, 0, false
 }
 
 // countAfter returns the first count that follows, within budgetReach

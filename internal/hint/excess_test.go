@@ -173,6 +173,10 @@ func TestBudgetFillsWindow(t *testing.T) {
 		{"API Error: 400 'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context length is 20000 tokens", true},
 		{"max_tokens=8192 but the context length is 4096", true},
 		{"MAX_NEW_TOKENS (4,096) exceeds max_model_len 2048", true},
+		// OpenAI's accounting of a request whose completion alone fills the window.
+		{"This model's maximum context length is 4096 tokens. However, you requested 4135 tokens (39 in the messages, 4096 in the completion).", true},
+		{"This model's maximum context length is 2049 tokens, however you requested 4023 tokens (28 in your prompt; 3995 for the completion).", true},
+		{"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8000 in the messages, 1000 in the completion).", false},
 		// A budget that leaves room: the prompt is what does not fit.
 		{"'max_tokens' or 'max_completion_tokens' is too large: 16384. This model's maximum context length is 32768 tokens and your request has 20000 input tokens.", false},
 		// Only one of the two stated.
@@ -234,7 +238,7 @@ func FuzzBudgetFillsWindow(f *testing.F) {
 			}
 			return false
 		}
-		if !has(budgetPhrases[:]) || !has(windowPhrases[:]) {
+		if !has(budgetPhrases[:]) && !has(completionPhrases[:]) || !has(windowPhrases[:]) {
 			t.Fatalf("BudgetFillsWindow(%q) holds without both a budget and a window phrase", s)
 		}
 	})
