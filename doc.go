@@ -102,9 +102,10 @@
 //
 // A rule with `numbers: budget` holds only where the text states an output
 // budget (max_tokens and its kin, with its count within a few words after
-// it) at least as large as the context window it also states ("maximum
-// context length is N", "max_model_len N"): "'max_tokens' is too large:
-// 65536. This model's maximum context length is 65536 tokens". No
+// it, or a count followed by "in the completion" as OpenAI accounts for a
+// request) at least as large as the context window it also states
+// ("maximum context length is N", "max_model_len N"): "'max_tokens' is too
+// large: 65536. This model's maximum context length is 65536 tokens". No
 // compaction makes such a request fit; only a smaller budget does.
 //
 // A rule with `exhausted: true` recognises a client-side retry layer that
