@@ -233,6 +233,10 @@ type Classification struct {
 	RetriesExhausted bool `json:",omitempty"`
 }
 
+// outside reports whether c is the verdict of a rule of the outside tier:
+// the text reports no failure of a model request (Unknown, with a rule).
+func (c Classification) outside() bool { return c.Class == Unknown && c.Rule != "" }
+
 // Evidence is the kind of evidence a Classification rests on, from none to
 // the strongest. The zero value is EvidenceNone.
 type Evidence uint8
@@ -443,27 +447,23 @@ func newClassifier(layers ...*RuleSet) (*Classifier, error) {
 		combos = append(combos, mask)
 		return int32(len(combos) - 1), nil
 	}
+	// idsOf returns the phrase ids of ps, each in every spelling.
+	idsOf := func(ps []string) []int32 {
+		var out []int32
+		for _, p := range ps {
+			for _, v := range spellings(p) {
+				out = append(out, id(v))
+			}
+		}
+		return out
+	}
 	compiled := make([]*rule, len(c.rules))
 	for i, r := range c.rules {
 		cr := *r // rules of a RuleSet stay untouched; ids belong to this Classifier
-		cr.matchID, cr.allID, cr.alsoID, cr.unlessID = nil, nil, nil, nil
-		for _, p := range r.match {
-			for _, v := range spellings(p) {
-				cr.matchID = append(cr.matchID, id(v))
-			}
-		}
+		cr.matchID, cr.alsoID, cr.unlessID = idsOf(r.match), idsOf(r.also), idsOf(r.unless)
+		cr.allID = nil
 		for _, p := range r.all { // each must occur: one spelling only
 			cr.allID = append(cr.allID, id(p))
-		}
-		for _, p := range r.also {
-			for _, v := range spellings(p) {
-				cr.alsoID = append(cr.alsoID, id(v))
-			}
-		}
-		for _, p := range r.unless {
-			for _, v := range spellings(p) {
-				cr.unlessID = append(cr.unlessID, id(v))
-			}
 		}
 		cr.comboID = nil
 		for _, names := range r.clauses {

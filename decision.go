@@ -323,10 +323,10 @@ func (d Decision) Explain() string {
 	case CauseRetryTimeExhausted:
 		return fmt.Sprintf("retry time budget of %s used up after %d attempts: %s", shortDuration(d.Ceiling), d.Attempt, failureName(c))
 	case CauseNotRetryable:
-		if c.Class == Unknown {
-			if c.Rule != "" {
-				return "no failure of a model request (" + c.Rule + "): not retried"
-			}
+		switch {
+		case c.outside():
+			return "no failure of a model request (" + c.Rule + "): not retried"
+		case c.Class == Unknown:
 			return "unrecognised error: not retried by this policy"
 		}
 		return classAndReason(c) + ", not retried"

@@ -513,9 +513,7 @@ func providerNote(model, msg string, c Classification, retried int, switched boo
 			nb.text(".")
 		}
 	case Unknown:
-		if c.Rule != "" {
-			// A rule of the outside tier: the error was a tool's, an MCP
-			// server's or an exporter's, not the provider's.
+		if c.outside() {
 			nb.text("The previous request ended with an error that did not come from the model provider (a tool, an MCP server or another service).")
 		} else {
 			nb.text("The previous request failed with a provider error of a kind that was not recognised.")
