@@ -44,49 +44,56 @@ func BudgetFillsWindow(s string) bool {
 // of any of phrases that has one ("4096 in the completion"), and where it
 // starts.
 func countBefore(s string, phrases []string) (v float64, at int, ok bool) {
-	for _, p := range phrases {
-		for from := 0; from < len(s); {
-			i := indexFold(s[from:], p)
-			if i < 0 {
-				break
-			}
-			end := from + i
-			k := end
-			for k > 0 && (s[k-1] >= '0' && s[k-1] <= '9' || s[k-1] == ',') {
-				k--
-			}
-			for k < end && s[k] == ',' {
-				k++
-			}
-			if k < end {
-				if v, e, ok := readCount(s, k); ok && e == end && !attachedBefore(s, k) && v >= 1 {
-					return v, k, true
-				}
-			}
-			from = end + len(p)
+	ok = eachFold(s, phrases, func(start, _ int) bool {
+		k := start
+		for k > 0 && (s[k-1] >= '0' && s[k-1] <= '9' || s[k-1] == ',') {
+			k--
 		}
-	}
-	return 0, 0, false
+		for k < start && s[k] == ',' {
+			k++
+		}
+		if k == start {
+			return false
+		}
+		n, e, good := readCount(s, k)
+		if !good || e != start || attachedBefore(s, k) || n < 1 {
+			return false
+		}
+		v, at = n, k
+		return true
+	})
+	return v, at, ok
 }
 
 // countAfter returns the first count that follows, within budgetReach
 // bytes and in the same clause, the first occurrence of any of phrases that
 // has one, and where the count starts.
 func countAfter(s string, phrases []string) (v float64, at int, ok bool) {
+	ok = eachFold(s, phrases, func(_, end int) bool {
+		v, at, ok = firstCount(s, end, min(len(s), end+budgetReach))
+		return ok
+	})
+	return v, at, ok
+}
+
+// eachFold calls f with the start and end of each occurrence in s of each
+// of phrases (compared as indexFold does), phrase by phrase, until f
+// reports true; it reports whether f did.
+func eachFold(s string, phrases []string, f func(start, end int) bool) bool {
 	for _, p := range phrases {
 		for from := 0; from < len(s); {
 			i := indexFold(s[from:], p)
 			if i < 0 {
 				break
 			}
-			start := from + i + len(p)
-			if v, at, ok := firstCount(s, start, min(len(s), start+budgetReach)); ok {
-				return v, at, true
+			start := from + i
+			if f(start, start+len(p)) {
+				return true
 			}
-			from = start
+			from = start + len(p)
 		}
 	}
-	return 0, 0, false
+	return false
 }
 
 // firstCount returns the first count in s[i:end], before the clause ends
