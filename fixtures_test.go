@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/erradvisor/erradvisor/internal/match"
 )
 
 // fixture is one real error text with the classification it must get. See
@@ -99,5 +101,33 @@ func TestFixtures(t *testing.T) {
 				t.Errorf("rule %q with class %s", got.Rule, got.Class)
 			}
 		})
+	}
+}
+
+// TestFixturesTraditionalSpelling rewrites every Chinese fixture in
+// traditional characters (match.Traditional) and checks it gets the class
+// and reason of its simplified text: the rules are written once, in
+// simplified characters, and must read texts from Taiwan and Hong Kong
+// alike. No real error text in traditional characters turned up in the
+// sources gathered, so the real simplified texts stand in for them.
+func TestFixturesTraditionalSpelling(t *testing.T) {
+	n := 0
+	for _, fx := range loadFixtures(t) {
+		hant := match.Traditional(fx.Message)
+		if hant == fx.Message {
+			continue
+		}
+		n++
+		f := fx.failure()
+		want := Classify(f)
+		f.Message = hant
+		got := Classify(f)
+		if diff := cmp.Diff(fixtureWant{Class: want.Class.String(), Reason: string(want.Reason)},
+			fixtureWant{Class: got.Class.String(), Reason: string(got.Reason)}); diff != "" {
+			t.Errorf("%s in traditional characters (rule %q, was %q) (-simplified +traditional):\n%s", fx.Name, got.Rule, want.Rule, diff)
+		}
+	}
+	if n < 100 {
+		t.Errorf("only %d fixtures have characters with a traditional form", n)
 	}
 }
