@@ -54,6 +54,17 @@ func ExampleClassify_retryAfter() {
 	// transient rate_limit 1.5s
 }
 
+// A host may hand over an error that was never the model request's: a
+// tool's 429 or a tracing upload's 403. A rule of the outside tier says so:
+// the class is Unknown, and Rule names the rule that read it.
+func ExampleClassify_outside() {
+	c := erradvisor.Classify(erradvisor.Failure{Status: 429,
+		Message: "tool-error: web_search failed: HTTP Error 429: Too Many Requests"})
+	fmt.Println(c.Class, c.Rule, c.Evidence)
+	// Output:
+	// unknown outside.tool text
+}
+
 func ExampleClassifyError() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
